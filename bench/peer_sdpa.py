@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""The peers: PyTorch SDPA with each backend forced, timed like our C benchmark.
+
+    python3 bench/peer_sdpa.py --sweep blog|seed1 --out FILE.csv
+                               [--backends flash,cudnn,efficient,math] [--quick]
+
+Writes the same CSV schema, sweeps and timing method as the C sweep driver, so that
+plots/draw.sh can draw the steps and the peers side by side. Needs torch with CUDA;
+without it, it says so in one line and exits 0 (the peers are optional).
+
+Timing: a warm-up call (output checked finite), a second call timed to pick the number of
+repetitions (~0.3 s in all, 3..30), then for each repetition: flush L2 (zero a buffer of
+twice its size), time just the call with a pair of CUDA events. Median, min and max in ms;
+the output is checked finite again afterwards. TF32 stays at torch's default (off).
+"""
+import argparse
+import math
+import statistics
+import sys
+import time
+import warnings
+
+HEADER = ("gpu,step,pass,dtype,batch,heads,seq_q,seq_k,head_dim,causal,"
+          "ms_median,ms_min,ms_max,tflops,workspace_bytes,status")
+BACKENDS = ("flash", "cudnn", "efficient", "math")
+TARGET_S, MIN_REPS, MAX_REPS = 0.3, 3, 30
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def configs(sweep, quick):
+    """(pass, dtype, B, H, Nq, Nk, D, causal), in the C sweep's order (backend innermost)."""
+    if sweep == "seed1":
+        for nq, nk, d in ((7, 13, 8), (35, 67, 32), (64, 129, 128), (1024, 4096, 64), (1024, 4096, 128)):
+            yield ("fwd", "fp32", 1, 1, nq, nk, d, 0)
+        return
+    ns = (1024, 4096) if quick else (512, 1024, 2048, 4096, 8192, 16384)
+    for d in (64, 128):
+        for causal in (0, 1):
+            for n in ns:
+                for pas in ("fwd", "bwd"):
+                    yield (pas, "bf16", 4, 8, n, n, d, causal)
+            if not quick and causal == 0:   # where materializing stops fitting: forward only
+                yield ("fwd", "bf16", 4, 8, 32768, 32768, d, 0)
+
+
+def flops(pas, b, h, nq, nk, d, causal):
+    """4·B·H·D·(visible query-key pairs); causal is top-left: query i sees keys j <= i."""
+    pairs = sum(min(i + 1, nk) for i in range(nq)) if causal else nq * nk
+    f = 4.0 * b * h * d * pairs
+    return 2.5 * f if pas == "bwd" else f
+
+
+def fmt_s(s):
+    s = int(round(s))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+class Refused(Exception):
+    """The forced backend will not run this problem (torch's reason in the message)."""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sweep", choices=("blog", "seed1"), required=True)
+    ap.add_argument("--out", required=True, help="CSV file to write")
+    ap.add_argument("--backends", default=",".join(BACKENDS))
+    ap.add_argument("--quick", action="store_true", help="blog: only N in (1024, 4096)")
+    args = ap.parse_args()
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    for b in backends:
+        if b not in BACKENDS:
+            ap.error(f"unknown backend {b!r} (choose from {','.join(BACKENDS)})")
+
+    try:
+        import torch
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        from torch.nn.functional import scaled_dot_product_attention as sdpa
+        if not torch.cuda.is_available():
+            raise RuntimeError("torch.cuda.is_available() is False")
+    except Exception as e:  # ImportError, no driver, no GPU: the peers are optional
+        log(f"peer_sdpa: torch with CUDA is not available here ({type(e).__name__}: {e}); "
+            "skipping the SDPA peers")
+        return 0
+
+    forced = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+              "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
+    dtypes = {"bf16": torch.bfloat16, "fp32": torch.float32}
+    gpu = torch.cuda.get_device_name().replace(",", " ")
+    l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (256 << 20)
+    flush_buf = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
+
+    def finite(*ts):
+        return all(bool(torch.isfinite(t).all()) for t in ts)
+
+    def run_one(backend, pas, dt, b, h, nq, nk, d, causal):
+        """Returns the list of timed milliseconds; raises Refused, OOM or anything else."""
+        torch.manual_seed(0)
+        grad = pas == "bwd"
+        q = torch.randn(b, h, nq, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
+        k = torch.randn(b, h, nk, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
+        v = (torch.randn(b, h, nk, d, device="cuda", dtype=dtypes[dt]) + 0.5).requires_grad_(grad)
+        with sdpa_kernel(forced[backend]), warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            try:
+                out = sdpa(q, k, v, is_causal=bool(causal))
+            except torch.cuda.OutOfMemoryError:
+                raise
+            except RuntimeError as e:
+                # A refusal is "No available kernel", preceded by warnings that say why
+                # ("Flash attention kernel not used because ...", "... does not support ...").
+                why = [str(w.message).strip().splitlines()[0] for w in warned
+                       if "not used" in str(w.message) or "support" in str(w.message)]
+                msg = (str(e).strip().splitlines() or [""])[0]
+                if why or "No available kernel" in msg:
+                    raise Refused("; ".join(why[:3]) or msg) from None
+                raise
+            if grad:
+                d_o = torch.randn_like(out)
+                call = lambda: torch.autograd.grad(out, (q, k, v), d_o, retain_graph=True)
+            else:
+                call = lambda: (sdpa(q, k, v, is_causal=bool(causal)),)
+            res = call()  # warm-up
+            if not finite(*res):
+                raise FloatingPointError("warm-up output has NaN/Inf")
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record(); call(); end.record(); end.synchronize()  # estimate the time per call
+            reps = min(MAX_REPS, max(MIN_REPS, math.ceil(TARGET_S * 1e3 / max(start.elapsed_time(end), 1e-3))))
+            times = []
+            for _ in range(reps):
+                flush_buf.zero_()
+                start.record(); res = call(); end.record(); end.synchronize()
+                times.append(start.elapsed_time(end))
+            if not finite(*res):
+                raise FloatingPointError("timed output has NaN/Inf")
+        return times
+
+    plan = [(be, c) for c in configs(args.sweep, args.quick) for be in backends]
+    t0 = time.time()
+    with open(args.out, "w") as f:
+        print(HEADER, file=f, flush=True)
+        for i, (be, (pas, dt, b, h, nq, nk, d, causal)) in enumerate(plan, 1):
+            step = f"sdpa_{be}"
+            shape = f"D={d} N={nq}" if nq == nk else f"D={d} Nq={nq} Nk={nk}"
+            what = f"{step} {pas} {dt} {shape} causal={causal}"
+            cols, status = ",,,", "ok"
+            try:
+                times = run_one(be, pas, dt, b, h, nq, nk, d, causal)
+                med = statistics.median(times)
+                tf = flops(pas, b, h, nq, nk, d, causal) / (med * 1e-3) / 1e12
+                cols = f"{med:.4f},{min(times):.4f},{max(times):.4f},{tf:.2f}"
+                result = f"{med:.3f} ms  {tf:.1f} TFLOP/s"
+            except Refused as e:
+                status, result = "unsupported", f"unsupported: {e}"
+            except torch.cuda.OutOfMemoryError:
+                status, result = "oom", "out of memory"
+            except Exception as e:  # never crash the sweep; the row says error
+                status = "error"
+                first = (str(e).strip().splitlines() or [""])[0]
+                result = f"error: {type(e).__name__}: {first}"
+            if status == "oom":
+                torch.cuda.empty_cache()
+            print(f"{gpu},{step},{pas},{dt},{b},{h},{nq},{nk},{d},{causal},{cols},0,{status}",
+                  file=f, flush=True)
+            elapsed = time.time() - t0
+            left = elapsed / i * (len(plan) - i)
+            log(f"[{i:3d}/{len(plan):4d}] {what}: {result}  (elapsed {fmt_s(elapsed)}, ~{fmt_s(left)} left)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

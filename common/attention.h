@@ -1,0 +1,85 @@
+/* attention.h: the contract every step exports (see README.md and DESIGN).
+ *
+ * Each steps/NN_name/attention.cu builds to build/steps/NN_name.so, which exports
+ *     extern "C" const attn_step attn_step_info;
+ * The harness (common/), the tests and the benchmark only ever talk to a step through it.
+ *
+ * Tensors are device pointers, contiguous [B, H, N, D] row-major (torch SDPA's layout).
+ * lse is float32 [B, H, Nq]: the natural-log logsumexp of each row's scaled, masked scores.
+ * Causal is top-left: query i sees key j iff j <= i (torch SDPA is_causal). Every row therefore
+ * sees key 0, so no row is ever fully masked.
+ * Calls are asynchronous on `stream`; the caller allocates workspace_bytes() of device memory,
+ * and a step allocates nothing itself.
+ */
+#ifndef ATTENTION_H
+#define ATTENTION_H
+
+#include <math.h>
+#include <stddef.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { ATTN_FP32 = 0, ATTN_BF16 = 1 } attn_dtype;
+
+typedef struct {
+    int batch, heads;   /* B, H */
+    int seq_q, seq_k;   /* Nq, Nk >= 1, any value (no multiple-of-tile assumption) */
+    int head_dim;       /* D */
+    int causal;         /* 1: query i sees key j iff j <= i (top-left, like torch SDPA is_causal) */
+    attn_dtype dtype;   /* of Q, K, V, O, dO, dQ, dK, dV */
+    float scale;        /* softmax scale, normally 1/sqrt(D) */
+} attn_problem;
+
+typedef enum {
+    ATTN_OK = 0,
+    ATTN_ERR_INVALID,      /* malformed problem: sizes < 1, NULL pointers, NaN/Inf scale */
+    ATTN_ERR_UNSUPPORTED,  /* valid, but this step cannot do it (dtype, head dim); *why says */
+    ATTN_ERR_NO_MEMORY,
+    ATTN_ERR_CUDA          /* a CUDA or cuBLAS call failed */
+} attn_status;
+
+typedef struct {
+    const char *name;     /* the folder name, e.g. "02_ragged_mask" */
+    const char *summary;  /* one line: the idea this step adds */
+    attn_status (*supports)(const attn_problem *p, int backward, const char **why);
+    size_t (*workspace_bytes)(const attn_problem *p, int backward);
+    attn_status (*forward)(const attn_problem *p, const void *q, const void *k, const void *v,
+                           void *o, float *lse, void *workspace, cudaStream_t stream);
+    attn_status (*backward)(const attn_problem *p, const void *q, const void *k, const void *v,
+                            const void *o, const float *lse, const void *d_o,
+                            void *dq, void *dk, void *dv, void *workspace, cudaStream_t stream);
+    /* backward is NULL for forward-only steps.
+     * known_bug: NULL, or a function that returns a reason string when this step is known to give
+     * a wrong answer on p, kept on purpose for the lesson (step 01), else NULL. The harness then
+     * expects a failure (XFAIL) instead of a pass. */
+    const char *(*known_bug)(const attn_problem *p);
+} attn_step;
+
+/* The checks every step starts with, shared so that "malformed" means the same everywhere. */
+static inline attn_status attn_problem_valid(const attn_problem *p, const char **why)
+{
+    const char *w = NULL;
+    if (!p)
+        w = "problem is NULL";
+    else if (p->batch < 1 || p->heads < 1 || p->seq_q < 1 || p->seq_k < 1 || p->head_dim < 1)
+        w = "batch, heads, seq_q, seq_k and head_dim must all be >= 1";
+    else if (p->causal != 0 && p->causal != 1)
+        w = "causal must be 0 or 1";
+    else if (p->dtype != ATTN_FP32 && p->dtype != ATTN_BF16)
+        w = "dtype must be ATTN_FP32 or ATTN_BF16";
+    else if (!isfinite(p->scale))
+        w = "scale must be finite";
+    if (why)
+        *why = w;
+    return w ? ATTN_ERR_INVALID : ATTN_OK;
+}
+
+static inline size_t attn_dtype_bytes(attn_dtype t) { return t == ATTN_BF16 ? 2 : 4; }
+
+#ifdef __cplusplus
+}
+#endif
+#endif

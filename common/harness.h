@@ -1,0 +1,195 @@
+/* harness.h: the small, boring host-side toolkit every tool and test shares (C11).
+ *   tensor.c     bf16 <-> fp32, seeded random inputs, device upload/download, NaN poisoning
+ *   reference.c  the fp64 CPU reference: forward (O, lse), backward (dQ, dK, dV), online-softmax form
+ *   metrics.c    rel-L2 and worst element; NaN and Inf never pass
+ *   gpu.c        CUDA error reporting, device info, timing with an L2 flush
+ *   steps.c      finding and loading build/steps/NN_name.so with dlopen
+ *   cli.c        parsing shapes, dtypes and numbers; FLOP counts; byte formatting
+ *   check.c      the shape grid and one checked run of one step against the reference
+ */
+#ifndef HARNESS_H
+#define HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "attention.h"
+
+/* ---------------------------------------------------------------- tensor.c */
+uint16_t attn_f32_to_bf16(float x);   /* round to nearest even; NaN stays NaN */
+float attn_bf16_to_f32(uint16_t h);   /* exact */
+
+typedef enum { INPUT_NORMAL = 0, INPUT_LARGE, INPUT_LATE } input_mode;
+const char *input_mode_name(input_mode m);
+
+/* Host copies of the inputs, stored as float but holding exactly the values the GPU sees
+ * (already rounded to bf16 when the problem is bf16), so the fp64 reference works from
+ * the very same numbers. Element counts come from each tensor's own shape. */
+typedef struct {
+    attn_problem p;
+    size_t n_q, n_kv, n_lse;   /* B*H*Nq*D (q, o, dq, d_o), B*H*Nk*D (k, v, dk, dv), B*H*Nq */
+    float *q, *k, *v, *d_o;
+} host_inputs;
+
+/* NORMAL: offset Gaussian data (means not zero).
+ * LARGE:  q and k scaled so the scaled scores reach about +-50.
+ * LATE:   keys ramp up along the sequence and the last 16 keys get a bump, so each row's
+ *         maximum score sits in its last key tile and the running max moves on every tile. */
+int inputs_make(host_inputs *in, const attn_problem *p, input_mode mode, uint64_t seed);
+/* Fast uniform data (unit variance, offset means) for the benchmark's large shapes. */
+int inputs_make_fast(host_inputs *in, const attn_problem *p, uint64_t seed);
+void inputs_free(host_inputs *in);
+
+/* Round a host float array to the problem dtype in place (no-op for fp32). */
+void round_to_dtype(float *x, size_t n, attn_dtype t);
+
+/* Device tensors. upload converts float -> dtype; download converts dtype -> float. */
+int dev_alloc(void **ptr, size_t bytes, const char *what);
+int dev_upload(void *dst, const float *src, size_t n, attn_dtype t);
+int dev_download(float *dst, const void *src, size_t n, attn_dtype t);
+/* Fill with 0xFF bytes: NaN in fp32 (0xFFFFFFFF) and in bf16 (0xFFFF), so an unwritten
+ * element can never pass a check. */
+int dev_poison(void *ptr, size_t bytes);
+
+/* ---------------------------------------------------------------- reference.c */
+/* Direct fp64 reference: S = scale * Q K^T, causal mask, P = softmax(S), O = P V, lse. */
+void ref_forward(const attn_problem *p, const float *q, const float *k, const float *v,
+                 double *o, double *lse);
+/* The same, computed the FlashAttention way: key tiles of `tile` keys, running max m,
+ * running sum l and unnormalised accumulator, rescaled on every tile. Used by the tests
+ * to show the recurrence gives the direct result. */
+void ref_forward_tiled(const attn_problem *p, const float *q, const float *k, const float *v,
+                       int tile, double *o, double *lse);
+/* Gradients of sum(dO * O): dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(dO * O)),
+ * dQ = scale dS K, dK = scale dS^T Q. */
+void ref_backward(const attn_problem *p, const float *q, const float *k, const float *v,
+                  const float *d_o, double *dq, double *dk, double *dv);
+
+/* ---------------------------------------------------------------- metrics.c */
+typedef struct {
+    double rel_l2;       /* ||got - ref|| / ||ref|| (NaN if anything is not finite) */
+    double max_abs;      /* worst |got - ref| */
+    size_t worst;        /* flat index of the worst element (a non-finite one first) */
+    double worst_ref, worst_got;
+    size_t nonfinite;    /* elements of got that are NaN or Inf */
+} attn_err;
+
+attn_err attn_compare(const double *ref, const float *got, size_t n);
+/* Written as !(x <= bound) so that NaN fails. */
+int attn_err_pass(const attn_err *e, double bound);
+/* Flat index of a [B, H, N, C] tensor -> (b, h, row, col). */
+void attn_unflatten(size_t idx, int heads, int rows, int cols, int out[4]);
+
+/* ---------------------------------------------------------------- gpu.c */
+/* Report a failed CUDA call on stderr ("CUDA error in WHAT: message"); returns 1 if ok. */
+int cuda_ok(cudaError_t e, const char *what);
+/* 1 if a CUDA device can be used; otherwise 0 and a one-line reason in why. */
+int gpu_available(char *why, size_t n);
+
+typedef struct {
+    char name[256];
+    char slug[64];           /* "NVIDIA H200" -> "h200": the bench/results/<slug>/ folder */
+    size_t total_mem, free_mem;
+    int l2_bytes, sms, cc_major, cc_minor, runtime_version, driver_version;
+} gpu_info;
+int gpu_query(gpu_info *g);
+void gpu_slug(const char *name, char *out, size_t n);
+
+typedef struct {
+    cudaStream_t stream;
+    cudaEvent_t start, stop;
+    void *flush;             /* 2 x L2 bytes, rewritten before every timed launch */
+    size_t flush_bytes;
+} gpu_timer;
+typedef struct { double median_ms, min_ms, max_ms; int reps; } timing;
+typedef attn_status (*launch_fn)(void *ctx, cudaStream_t stream);
+
+int timer_init(gpu_timer *t, cudaStream_t stream);
+void timer_free(gpu_timer *t);
+/* reps timed launches, each after an L2 flush; events around the launch only. The caller
+ * has already run fn once (warm-up, and the checked run). */
+attn_status timer_run(gpu_timer *t, launch_fn fn, void *ctx, int reps, timing *out);
+/* Repetitions to spend about target_ms of timed work, given one run's time; within [lo, hi]. */
+int timer_reps(double one_ms, double target_ms, int lo, int hi);
+
+/* ---------------------------------------------------------------- steps.c */
+typedef struct { const attn_step *info; void *handle; } loaded_step;
+#define MAX_STEPS 64
+/* Loads every build/steps/NN_*.so, sorted by name. The folder is $ATTN_STEPS_DIR, else
+ * steps/ (or ../steps/) next to the executable. Returns the count, or -1 with err set. */
+int steps_load(loaded_step *out, int max, char *err, size_t errn);
+/* "2", "02" or "02_ragged_mask" -> the step, or NULL. */
+const attn_step *steps_find(const loaded_step *s, int n, const char *spec);
+
+/* ---------------------------------------------------------------- cli.c */
+/* "B,H,Nq,Nk,D" -> problem (dtype fp32, not causal, scale 1/sqrt(D)). 0 and err on failure. */
+int parse_shape(const char *s, attn_problem *p, char *err, size_t errn);
+int parse_dtype(const char *s, attn_dtype *t);
+/* Whole decimal number in [lo, hi]. */
+int parse_long(const char *s, long lo, long hi, long *out);
+int parse_u64(const char *s, uint64_t *out);   /* a seed: any whole number below 2^64 */
+const char *dtype_name(attn_dtype t);
+/* Query-key pairs that are not masked: Nq*Nk, or sum_i min(i+1, Nk) when causal. */
+double visible_pairs(const attn_problem *p);
+/* 4 * B * H * D * visible pairs; backward 2.5x the forward. */
+double attn_flops(const attn_problem *p, int backward);
+/* "512.0 GiB" */
+void fmt_bytes(double bytes, char *out, size_t n);
+/* Device bytes of Q, K, V, O, lse (+ dO, dQ, dK, dV for the backward). */
+size_t tensor_bytes(const attn_problem *p, int backward);
+void fmt_shape(const attn_problem *p, char *out, size_t n);   /* "B,H,Nq,Nk,D" */
+
+/* ---------------------------------------------------------------- check.c */
+typedef enum { V_PASS = 0, V_FAIL, V_XFAIL, V_XPASS, V_SKIP } verdict;
+const char *verdict_name(verdict v);
+
+/* The shape grid of DESIGN.md x dtype x causal, in a fixed order. */
+int check_grid(attn_problem *out, int max);
+/* The bound on rel-L2 per dtype and tensor (see check.c for where each number comes from). */
+double check_bound(attn_dtype t, const char *tensor);
+
+/* One prepared case: inputs and the fp64 reference, shared by every step that runs it. */
+typedef struct {
+    attn_problem p;
+    input_mode mode;
+    uint64_t seed;
+    host_inputs in;
+    double *o, *lse, *dq, *dk, *dv;   /* reference; dq/dk/dv NULL unless prepared with backward */
+} check_case;
+int case_prepare(check_case *c, const attn_problem *p, input_mode mode, uint64_t seed,
+                 int with_backward);
+void case_free(check_case *c);
+
+typedef struct {
+    const char *name;   /* "O", "lse", "dQ", "dK", "dV" */
+    attn_err err;
+    double bound;
+    int pass;
+    int rows, cols;     /* for naming the worst element: [B, H, rows, cols] */
+} tensor_result;
+
+typedef struct {
+    verdict v;
+    const char *why;            /* skip reason, known bug, or what failed */
+    int n;
+    tensor_result t[3];
+} check_result;
+
+/* Runs one step (forward, or backward from the reference O and lse) on the case, on the GPU,
+ * with poisoned outputs, and compares every output. Returns 0 only when the harness itself
+ * failed (allocation, CUDA error); a wrong answer is a returned FAIL. */
+int case_run(const check_case *c, const attn_step *s, int backward, cudaStream_t stream,
+             check_result *r);
+/* The case, one line per tensor with its worst element, and the command that reproduces it. */
+void check_print_failure(FILE *f, const check_case *c, const check_result *r, const char *step,
+                         int backward);
+
+/* Every selected step on the grid (mode -1: all three input modes, else that one), forward and
+ * backward where a step has one. One line per case on `log` (may be NULL), failures in detail,
+ * a summary at the end; one row per tensor on `csv` (may be NULL). Returns 0 only when the
+ * harness itself failed. */
+typedef struct { int count[5]; } check_totals;
+int check_run_all(const attn_step *const *steps, int nsteps, int mode, uint64_t seed, FILE *log,
+                  FILE *csv, check_totals *totals);
+
+#endif

@@ -1,0 +1,148 @@
+/* reference.c: the fp64 CPU reference every step is checked against.
+ * Inputs are float arrays holding exactly what the GPU saw; all arithmetic is double. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+
+/* Keys row i may see: all Nk, or j <= i when causal (top-left). Always >= 1. */
+static int visible_keys(const attn_problem *p, int i)
+{
+    if (!p->causal)
+        return p->seq_k;
+    return i + 1 < p->seq_k ? i + 1 : p->seq_k;
+}
+
+static double dot(const float *a, const float *b, int d)
+{
+    double s = 0.0;
+    for (int e = 0; e < d; e++)
+        s += (double)a[e] * (double)b[e];
+    return s;
+}
+
+/* Scaled scores of row i of one head into s[0..n), n = visible keys; returns the max. */
+static double row_scores(const attn_problem *p, const float *qi, const float *k, double *s, int n)
+{
+    double m = -INFINITY;
+    for (int j = 0; j < n; j++) {
+        s[j] = (double)p->scale * dot(qi, k + (size_t)j * p->head_dim, p->head_dim);
+        if (s[j] > m)
+            m = s[j];
+    }
+    return m;
+}
+
+void ref_forward(const attn_problem *p, const float *q, const float *k, const float *v,
+                 double *o, double *lse)
+{
+    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
+    double *s = malloc((size_t)nk * sizeof(double));
+    for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++) {
+        const float *kh = k + bh * nk * d, *vh = v + bh * nk * d;
+        for (int i = 0; i < nq; i++) {
+            const int n = visible_keys(p, i);
+            const double m = row_scores(p, q + (bh * nq + i) * d, kh, s, n);
+            double l = 0.0;
+            for (int j = 0; j < n; j++)
+                l += (s[j] = exp(s[j] - m));   /* s now holds the unnormalised P */
+            double *oi = o + (bh * nq + i) * d;
+            for (int e = 0; e < d; e++)
+                oi[e] = 0.0;
+            for (int j = 0; j < n; j++)
+                for (int e = 0; e < d; e++)
+                    oi[e] += s[j] * vh[(size_t)j * d + e];
+            for (int e = 0; e < d; e++)
+                oi[e] /= l;
+            lse[bh * nq + i] = m + log(l);
+        }
+    }
+    free(s);
+}
+
+void ref_forward_tiled(const attn_problem *p, const float *q, const float *k, const float *v,
+                       int tile, double *o, double *lse)
+{
+    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
+    double *s = malloc((size_t)tile * sizeof(double));
+    for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++) {
+        const float *kh = k + bh * nk * d, *vh = v + bh * nk * d;
+        for (int i = 0; i < nq; i++) {
+            const int n = visible_keys(p, i);
+            const float *qi = q + (bh * nq + i) * d;
+            double *acc = o + (bh * nq + i) * d;
+            double m = -INFINITY, l = 0.0;             /* running max and sum */
+            for (int e = 0; e < d; e++)
+                acc[e] = 0.0;
+            for (int j0 = 0; j0 < n; j0 += tile) {
+                const int t = n - j0 < tile ? n - j0 : tile;
+                double m_tile = row_scores(p, qi, kh + (size_t)j0 * d, s, t);
+                double m_new = m > m_tile ? m : m_tile;
+                double alpha = exp(m - m_new);         /* rescales what was summed so far */
+                l *= alpha;
+                for (int e = 0; e < d; e++)
+                    acc[e] *= alpha;
+                for (int j = 0; j < t; j++) {
+                    double pj = exp(s[j] - m_new);
+                    l += pj;
+                    for (int e = 0; e < d; e++)
+                        acc[e] += pj * vh[(size_t)(j0 + j) * d + e];
+                }
+                m = m_new;
+            }
+            for (int e = 0; e < d; e++)
+                acc[e] /= l;                           /* normalise once, at the end */
+            lse[bh * nq + i] = m + log(l);
+        }
+    }
+    free(s);
+}
+
+void ref_backward(const attn_problem *p, const float *q, const float *k, const float *v,
+                  const float *d_o, double *dq, double *dk, double *dv)
+{
+    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
+    const size_t bhn = (size_t)p->batch * p->heads;
+    double *s = malloc((size_t)nk * sizeof(double));
+    double *oi = malloc((size_t)d * sizeof(double));
+    memset(dk, 0, bhn * nk * d * sizeof(double));
+    memset(dv, 0, bhn * nk * d * sizeof(double));
+    for (size_t bh = 0; bh < bhn; bh++) {
+        const float *kh = k + bh * nk * d, *vh = v + bh * nk * d;
+        double *dkh = dk + bh * nk * d, *dvh = dv + bh * nk * d;
+        for (int i = 0; i < nq; i++) {
+            const int n = visible_keys(p, i);
+            const float *qi = q + (bh * nq + i) * d, *doi = d_o + (bh * nq + i) * d;
+            double *dqi = dq + (bh * nq + i) * d;
+            const double m = row_scores(p, qi, kh, s, n);
+            double l = 0.0;
+            for (int j = 0; j < n; j++)
+                l += (s[j] = exp(s[j] - m));
+            for (int j = 0; j < n; j++)
+                s[j] /= l;                              /* s now holds P */
+            /* Di = rowsum(dO * O) = sum_j P_ij dP_ij */
+            for (int e = 0; e < d; e++)
+                oi[e] = 0.0;
+            for (int j = 0; j < n; j++)
+                for (int e = 0; e < d; e++)
+                    oi[e] += s[j] * vh[(size_t)j * d + e];
+            double di = 0.0;
+            for (int e = 0; e < d; e++)
+                di += (double)doi[e] * oi[e];
+            for (int e = 0; e < d; e++)
+                dqi[e] = 0.0;
+            for (int j = 0; j < n; j++) {
+                const float *kj = kh + (size_t)j * d, *vj = vh + (size_t)j * d;
+                const double dp = dot(doi, vj, d);
+                const double ds = s[j] * (dp - di);
+                for (int e = 0; e < d; e++) {
+                    dvh[(size_t)j * d + e] += s[j] * doi[e];
+                    dqi[e] += p->scale * ds * kj[e];
+                    dkh[(size_t)j * d + e] += p->scale * ds * qi[e];
+                }
+            }
+        }
+    }
+    free(s);
+    free(oi);
+}

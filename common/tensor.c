@@ -1,0 +1,198 @@
+/* tensor.c: bf16 conversion, seeded random inputs, device buffers. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cuda_runtime_api.h>
+#include "harness.h"
+
+uint16_t attn_f32_to_bf16(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u)            /* NaN: keep it NaN (set a mantissa bit) */
+        return (uint16_t)((u >> 16) | 0x0040u);
+    u += 0x7fffu + ((u >> 16) & 1u);                 /* round to nearest, ties to even */
+    return (uint16_t)(u >> 16);
+}
+
+float attn_bf16_to_f32(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+const char *input_mode_name(input_mode m)
+{
+    switch (m) {
+    case INPUT_NORMAL: return "normal";
+    case INPUT_LARGE: return "large";
+    case INPUT_LATE: return "late";
+    }
+    return "?";
+}
+
+/* splitmix64: small, seedable, good enough for test data. */
+static uint64_t next_u64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double next_unit(uint64_t *s) /* (0, 1) */
+{
+    return ((double)(next_u64(s) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+static void fill_normal(float *x, size_t n, uint64_t seed, double mean, double sd)
+{
+    uint64_t s = seed;
+    for (size_t i = 0; i < n; i += 2) {   /* Box-Muller, two values per draw */
+        double r = sqrt(-2.0 * log(next_unit(&s))), a = 2.0 * M_PI * next_unit(&s);
+        x[i] = (float)(mean + sd * r * cos(a));
+        if (i + 1 < n)
+            x[i + 1] = (float)(mean + sd * r * sin(a));
+    }
+}
+
+static void fill_uniform(float *x, size_t n, uint64_t seed, float mean)
+{
+    uint64_t s = seed;
+    const float k = 1.7320508f / 2147483648.0f;   /* uniform on [-sqrt3, sqrt3): variance 1 */
+    for (size_t i = 0; i < n; i++)
+        x[i] = mean + k * (float)(int32_t)(uint32_t)(next_u64(&s) >> 32);
+}
+
+void round_to_dtype(float *x, size_t n, attn_dtype t)
+{
+    if (t == ATTN_BF16)
+        for (size_t i = 0; i < n; i++)
+            x[i] = attn_bf16_to_f32(attn_f32_to_bf16(x[i]));
+}
+
+static int inputs_alloc(host_inputs *in, const attn_problem *p)
+{
+    memset(in, 0, sizeof *in);
+    in->p = *p;
+    size_t bh = (size_t)p->batch * p->heads;
+    in->n_q = bh * p->seq_q * p->head_dim;
+    in->n_kv = bh * p->seq_k * p->head_dim;
+    in->n_lse = bh * p->seq_q;
+    in->q = malloc(in->n_q * sizeof(float));
+    in->k = malloc(in->n_kv * sizeof(float));
+    in->v = malloc(in->n_kv * sizeof(float));
+    in->d_o = malloc(in->n_q * sizeof(float));
+    if (!in->q || !in->k || !in->v || !in->d_o) {
+        inputs_free(in);
+        fprintf(stderr, "out of host memory for the inputs\n");
+        return 0;
+    }
+    return 1;
+}
+
+static void inputs_round(host_inputs *in)
+{
+    round_to_dtype(in->q, in->n_q, in->p.dtype);
+    round_to_dtype(in->k, in->n_kv, in->p.dtype);
+    round_to_dtype(in->v, in->n_kv, in->p.dtype);
+    round_to_dtype(in->d_o, in->n_q, in->p.dtype);
+}
+
+int inputs_make(host_inputs *in, const attn_problem *p, input_mode mode, uint64_t seed)
+{
+    if (!inputs_alloc(in, p))
+        return 0;
+    /* Offsets keep every mean away from zero, so a kernel that drops a term or writes
+     * zeros cannot hide behind outputs that average out. */
+    double qk_sd = 1.0;
+    if (mode == INPUT_LARGE) {
+        /* score = scale * q.k with scale = 1/sqrt(D) has variance sd^4: sd^2 = 12.5 puts
+         * the largest of many scores near +-50. */
+        qk_sd = sqrt(12.5);
+    }
+    fill_normal(in->q, in->n_q, seed ^ 0x1111, mode == INPUT_LATE ? 1.0 : 0.1, qk_sd);
+    fill_normal(in->k, in->n_kv, seed ^ 0x2222, -0.05, qk_sd);
+    fill_normal(in->v, in->n_kv, seed ^ 0x3333, 0.5, 1.0);
+    fill_normal(in->d_o, in->n_q, seed ^ 0x4444, 0.25, 1.0);
+    if (mode == INPUT_LATE) {
+        /* q has mean 1, so adding c to every feature of key j adds about c*sqrt(D) to its
+         * scaled score: a ramp over all keys plus a bump on the last 16. */
+        const int nk = p->seq_k, d = p->head_dim;
+        for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++)
+            for (int j = 0; j < nk; j++) {
+                float c = 1.5f * (float)(j + 1) / (float)nk + (j >= nk - 16 ? 1.5f : 0.0f);
+                float *row = in->k + (bh * nk + j) * d;
+                for (int e = 0; e < d; e++)
+                    row[e] += c;
+            }
+    }
+    inputs_round(in);
+    return 1;
+}
+
+int inputs_make_fast(host_inputs *in, const attn_problem *p, uint64_t seed)
+{
+    if (!inputs_alloc(in, p))
+        return 0;
+    fill_uniform(in->q, in->n_q, seed ^ 0x1111, 0.1f);
+    fill_uniform(in->k, in->n_kv, seed ^ 0x2222, -0.05f);
+    fill_uniform(in->v, in->n_kv, seed ^ 0x3333, 0.5f);
+    fill_uniform(in->d_o, in->n_q, seed ^ 0x4444, 0.25f);
+    inputs_round(in);
+    return 1;
+}
+
+void inputs_free(host_inputs *in)
+{
+    free(in->q);
+    free(in->k);
+    free(in->v);
+    free(in->d_o);
+    in->q = in->k = in->v = in->d_o = NULL;
+}
+
+int dev_alloc(void **ptr, size_t bytes, const char *what)
+{
+    *ptr = NULL;
+    return cuda_ok(cudaMalloc(ptr, bytes ? bytes : 1), what);
+}
+
+int dev_upload(void *dst, const float *src, size_t n, attn_dtype t)
+{
+    if (t == ATTN_FP32)
+        return cuda_ok(cudaMemcpy(dst, src, n * 4, cudaMemcpyHostToDevice), "upload");
+    uint16_t *h = malloc(n * 2);
+    if (!h) {
+        fprintf(stderr, "out of host memory for an upload\n");
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        h[i] = attn_f32_to_bf16(src[i]);
+    int ok = cuda_ok(cudaMemcpy(dst, h, n * 2, cudaMemcpyHostToDevice), "upload");
+    free(h);
+    return ok;
+}
+
+int dev_download(float *dst, const void *src, size_t n, attn_dtype t)
+{
+    if (t == ATTN_FP32)
+        return cuda_ok(cudaMemcpy(dst, src, n * 4, cudaMemcpyDeviceToHost), "download");
+    uint16_t *h = malloc(n * 2);
+    if (!h) {
+        fprintf(stderr, "out of host memory for a download\n");
+        return 0;
+    }
+    int ok = cuda_ok(cudaMemcpy(h, src, n * 2, cudaMemcpyDeviceToHost), "download");
+    for (size_t i = 0; ok && i < n; i++)
+        dst[i] = attn_bf16_to_f32(h[i]);
+    free(h);
+    return ok;
+}
+
+int dev_poison(void *ptr, size_t bytes)
+{
+    return cuda_ok(cudaMemset(ptr, 0xff, bytes), "poison");
+}

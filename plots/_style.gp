@@ -1,0 +1,69 @@
+# Shared by every chart (loaded first; draw.sh does not draw it on its own).
+# draw.sh sets: results (folder of CSVs), out (folder for PNGs), plotdir, gpu, date, sha,
+# gpumem (bytes, 0 if unknown).
+
+set encoding utf8
+set datafile separator ","
+# Every chart: eval png(width, height) (a plain "set terminal ... size" would reset the options).
+png(w, h) = sprintf("set terminal pngcairo noenhanced font 'DejaVu Sans,13' linewidth 1.5 size %d,%d", w, h)
+eval png(1200, 800)
+set grid lc rgb "#d8d8d8" lw 0.75
+set border lc rgb "#404040"
+set tics nomirror
+set key noautotitle
+
+# The caption every chart carries: where and when the numbers were measured.
+caption = gpu . ", measured " . date . (strlen(sha) > 0 ? ", commit " . sha : "")
+
+# ---------------------------------------------------------------- reading the CSVs
+# rows(file, where, fields): a '< awk' pipe printing, comma-separated, the named FIELDS
+# ("seq_q tflops") of the rows of FILE that pass WHERE ("status=ok pass=fwd causal=0",
+# all must hold; "status=ok|oom" allows either). Columns are found by header name.
+awk_rows = 'NR==1{for(i=1;i<=NF;i++)c[$i]=i; nw=split(w,W," "); nf=split(f,F," "); next} \
+{for(j=1;j<=nw;j++){split(W[j],kv,"="); if(index("|" kv[2] "|", "|" $c[kv[1]] "|")==0) next} \
+ for(j=1;j<=nf;j++) printf "%s%s", $c[F[j]], (j<nf ? "," : "\n")}'
+rows(file, where, fields) = sprintf("< awk -F, -v w='%s' -v f='%s' '%s' '%s'", \
+                                    where, fields, awk_rows, file)
+# distinct(file, where, field): the distinct values of FIELD in those rows, sorted,
+# space-separated: the list to loop over ("for [s in distinct(...)]").
+distinct(file, where, field) = system(sprintf("%s | sort -u | tr '\\n' ' '", rows(file, where, field)[2:]))
+have(file) = int(system(sprintf("test -s '%s' && echo 1 || echo 0", file)))
+
+# num("1e-05"): a number from a string. gnuplot's own real("1e-05") fails on a mantissa
+# without a point, which is how awk and C print round numbers, so insert the ".0".
+epos(s) = strstrt(s, "e") ? strstrt(s, "e") : strstrt(s, "E")
+num(s) = (epos(s) > 0 && !strstrt(s, ".")) ? real(s[1:epos(s) - 1].".0".s[epos(s):]) : real(s)
+
+# ---------------------------------------------------------------- one look per step
+# A step's colour and point come from its number (03_... is always the 4th colour), so a
+# step looks the same in every chart; the SDPA peers are black/red/greys and dashed.
+step_colors = "#1f77b4 #ff7f0e #2ca02c #9467bd #8c564b #e377c2 #17becf #bcbd22 #393b79 #7b4173 #637939 #e7ba52"
+step_points = "7 5 9 13 11 15 7 5 9 13 11 15"
+peers       = "sdpa_flash sdpa_cudnn sdpa_efficient sdpa_math"
+peer_colors = "#000000 #b2182b #636363 #a6a6a6"
+peer_dashes = "2 4 3 5"
+peer_points = "6 4 8 12"
+peer_label(s) = s eq "sdpa_flash" ? "SDPA flash (FA2)" : s eq "sdpa_cudnn" ? "SDPA cuDNN" : \
+                s eq "sdpa_efficient" ? "SDPA mem-efficient" : s eq "sdpa_math" ? "SDPA math" : s
+peer_index(s) = s eq "sdpa_flash" ? 1 : s eq "sdpa_cudnn" ? 2 : s eq "sdpa_efficient" ? 3 : 4
+is_peer(s) = strstrt(s, "sdpa_") == 1
+digit(ch) = strstrt("0123456789", ch) - 1
+step_number(s) = (digit(s[1:1]) >= 0 && digit(s[2:2]) >= 0) ? 10 * digit(s[1:1]) + digit(s[2:2]) : 0
+color(s) = is_peer(s) ? word(peer_colors, peer_index(s)) \
+                      : word(step_colors, step_number(s) % words(step_colors) + 1)
+dash(s)  = is_peer(s) ? int(word(peer_dashes, peer_index(s))) : 1
+point(s) = is_peer(s) ? int(word(peer_points, peer_index(s))) \
+                      : int(word(step_points, step_number(s) % words(step_points) + 1))
+label(s) = is_peer(s) ? peer_label(s) : s
+# "#1f77b4" -> 0x1f77b4, for "lc rgb variable" (one plot element, a colour per point).
+hexval(ch) = strstrt("0123456789abcdef", ch) - 1
+rgbint(c) = sum [i = 2:7] hexval(c[i:i]) * 16**(7 - i)
+# The peers present in a space-separated list, in the fixed order flash, cudnn, efficient, math.
+only_peers(list) = (strstrt(" ".list." ", " sdpa_flash ") ? "sdpa_flash " : "") . \
+                   (strstrt(" ".list." ", " sdpa_cudnn ") ? "sdpa_cudnn " : "") . \
+                   (strstrt(" ".list." ", " sdpa_efficient ") ? "sdpa_efficient " : "") . \
+                   (strstrt(" ".list." ", " sdpa_math ") ? "sdpa_math " : "")
+
+# Sequence-length axis, log2 from 512 to 32768.
+set_n_axis = 'set logscale x 2; set xrange [420:40000]; \
+  set xtics ("512" 512, "1k" 1024, "2k" 2048, "4k" 4096, "8k" 8192, "16k" 16384, "32k" 32768)'

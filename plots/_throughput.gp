@@ -1,0 +1,61 @@
+# TFLOP/s against N, four panels (D = 64, 128 × non-causal, causal): one line per step, the
+# SDPA peers dashed. Loaded by forward.gp and backward.gp, which set `pass` and `what`.
+
+load plotdir.'/_style.gp'
+ours = results.'/blog.csv'
+theirs = results.'/peers_blog.csv'
+base = 'status=ok dtype=bf16 pass='.pass
+
+# One y range for all four panels, so that the panels compare at a glance; N up to the largest.
+minmax = system(sprintf("{ %s; %s; } 2>/dev/null | awk -F, 'NR==1{lo=hi=$1} {if($1<lo)lo=$1; if($1>hi)hi=$1; if($2>n)n=$2} END{print lo+0, hi+0, n+0}'", \
+    rows(ours, base, 'tflops seq_q')[2:], rows(theirs, base, 'tflops seq_q')[2:]))
+ylo = 10**floor(log10(num(word(minmax, 1)) * 0.9))
+yhi = 10**ceil(log10(num(word(minmax, 2)) * 1.5))
+nmax = num(word(minmax, 3))
+
+eval png(1400, 1000)
+set output out.'/'.what.'.png'
+set multiplot title what_title."\n".caption font ",16"
+
+@set_n_axis
+set xrange [420:nmax * 1.22]
+set logscale y 10
+set yrange [ylo:yhi]
+set ytics ("0.01" 0.01, "0.1" 0.1, "0.2" 0.2, "0.5" 0.5, "1" 1, "2" 2, "5" 5, "10" 10, "20" 20, \
+           "50" 50, "100" 100, "200" 200, "500" 500, "1000" 1000, "2000" 2000)
+set ylabel "TFLOP/s (log scale)"
+set key off
+
+# Panel (row r, column k): manual margins keep the right strip free for one shared key.
+panel(k, r) = sprintf("set lmargin at screen %g; set rmargin at screen %g; set bmargin at screen %g; set tmargin at screen %g", \
+                      0.07 + k * 0.37, 0.38 + k * 0.37, 0.08 + (1 - r) * 0.455, 0.425 + (1 - r) * 0.455)
+
+all_steps = ""
+all_peers = ""
+do for [r = 0:1] {
+  do for [k = 0:1] {
+    d = k == 0 ? 64 : 128
+    causal = r
+    eval panel(k, r)
+    set title sprintf("D = %d, %s", d, causal ? "causal" : "non-causal") font ",14"
+    if (r == 1) { set xlabel "sequence length N (tokens; N_q = N_k)" } else { unset xlabel }
+    where = sprintf("%s head_dim=%d causal=%d", base, d, causal)
+    steps = have(ours) ? distinct(ours, where, 'step') : ""
+    sdpa = have(theirs) ? only_peers(distinct(theirs, where, 'step')) : ""
+    do for [s in steps] { if (!strstrt(all_steps, s." ")) { all_steps = all_steps.s." " } }
+    do for [s in sdpa]  { if (!strstrt(all_peers, s." ")) { all_peers = all_peers.s." " } }
+    plot for [s in sdpa] rows(theirs, where.' step='.s, 'seq_q tflops').' | sort -t, -k1,1g' \
+           using 1:2 with linespoints lw 2 dt dash(s) pt point(s) ps 1.1 lc rgb color(s), \
+         for [s in steps] rows(ours, where.' step='.s, 'seq_q tflops').' | sort -t, -k1,1g' \
+           using 1:2 with linespoints lw 2.5 pt point(s) ps 1.2 lc rgb color(s)
+  }
+}
+
+# The shared key: invisible plot whose only content is the key, in the right strip.
+set lmargin at screen 0.78; set rmargin at screen 0.99; set bmargin at screen 0.08; set tmargin at screen 0.88
+unset title; unset xlabel; unset ylabel; unset logscale; unset border; unset tics; unset grid
+set xrange [0:1]; set yrange [0:1]
+set key at screen 0.78, 0.88 left top Left reverse samplen 3.5 spacing 1.3 font ",12" title "solid: our steps\ndashed: PyTorch SDPA"
+plot for [s in all_steps] NaN with linespoints lw 2.5 pt point(s) ps 1.2 lc rgb color(s) title label(s), \
+     for [s in all_peers] NaN with linespoints lw 2 dt dash(s) pt point(s) ps 1.1 lc rgb color(s) title label(s)
+unset multiplot

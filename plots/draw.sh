@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Draws every chart from the CSVs of one benchmark run:
+#     plots/draw.sh RESULTS_DIR OUT_DIR        (e.g. plots/draw.sh bench/results/h200 plots)
+# Each plots/NAME.gp draws OUT_DIR/NAME.png (plots/_*.gp are shared pieces, not charts).
+# RESULTS_DIR holds blog.csv, peers_blog.csv, seed1.csv, peers_seed1.csv, check.csv and
+# meta.txt, all optional: a chart whose inputs are missing is skipped with a line on stderr,
+# but a chart the inputs allow that does not come out is an error (exit status 1).
+set -euo pipefail
+
+die() { echo "draw.sh: $*" >&2; exit 1; }
+[ $# -eq 2 ] || die "usage: plots/draw.sh RESULTS_DIR OUT_DIR"
+results=${1%/} out=${2%/}
+plotdir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+command -v gnuplot >/dev/null 2>&1 \
+  || die "gnuplot is not installed; install it (e.g. apt-get install gnuplot-nox) to draw the charts"
+gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1 \
+  || die "this gnuplot has no pngcairo terminal; install a build with cairo (e.g. gnuplot-nox)"
+[ -d "$results" ] || die "no results folder $results"
+mkdir -p "$out"
+
+# count FILE 'col=value col=a|b ...': how many rows of FILE match (0 if FILE is missing).
+# The same key=value filter as rows() in _style.gp.
+count() {
+  [ -s "$1" ] || { echo 0; return; }
+  awk -F, -v w="$2" 'NR==1{for(i=1;i<=NF;i++)c[$i]=i; nw=split(w,W," "); next}
+    {for(j=1;j<=nw;j++){split(W[j],kv,"="); if(index("|" kv[2] "|", "|" $c[kv[1]] "|")==0) next}; n++}
+    END{print n+0}' "$1"
+}
+meta() { [ -f "$results/meta.txt" ] && sed -n "s/^$1=//p" "$results/meta.txt" | head -n1 | tr -d "\r'\"" || true; }
+
+gpu=$(meta gpu)
+if [ -z "$gpu" ]; then   # no meta.txt: take the GPU name from the first CSV that has one
+  for f in blog seed1 peers_blog peers_seed1; do
+    [ -s "$results/$f.csv" ] && gpu=$(awk -F, 'NR==2{print $1; exit}' "$results/$f.csv" | tr -d "'\"") && break
+  done
+fi
+gpu=${gpu:-unknown GPU}
+date=$(meta date); date=${date:-unknown date}
+sha=$(meta git_sha)
+gpumem=$(meta gpu_mem_bytes); [[ "$gpumem" =~ ^[0-9]+$ ]] || gpumem=0
+vars="results='$results'; out='$out'; plotdir='$plotdir'; gpu='$gpu'; date='$date'; sha='$sha'; gpumem=$gpumem.0"
+
+# why_not NAME: empty if the inputs allow chart NAME, else the reason it is skipped.
+why_not() {
+  local b=$results/blog.csv p=$results/peers_blog.csv
+  case $1 in
+    forward|backward)
+      local pass=fwd; [ "$1" = backward ] && pass=bwd
+      [ $(( $(count "$b" "status=ok pass=$pass dtype=bf16") + $(count "$p" "status=ok pass=$pass dtype=bf16") )) -gt 0 ] \
+        || echo "no bf16 $pass rows with status ok in blog.csv or peers_blog.csv" ;;
+    ladder)
+      if [ "$(count "$b" "status=ok pass=fwd dtype=bf16 batch=4 heads=8 seq_q=4096")" = 0 ]; then
+        echo "no bf16 forward rows at N=4096 in blog.csv"
+      elif [ "$(count "$p" "step=sdpa_flash status=ok pass=fwd dtype=bf16 batch=4 heads=8 seq_q=4096")" = 0 ]; then
+        echo "no sdpa_flash forward rows at N=4096 in peers_blog.csv (the 100% reference)"
+      fi ;;
+    memory)
+      [ "$(count "$b" "status=ok|oom pass=fwd dtype=bf16 head_dim=128 causal=0")" != 0 ] \
+        || echo "no bf16 forward D=128 non-causal rows in blog.csv" ;;
+    accuracy)
+      [ "$(count "$results/check.csv" "verdict=PASS|FAIL|XFAIL|XPASS")" != 0 ] \
+        || echo "no measured rows in check.csv" ;;
+    seed1)
+      [ $(( $(count "$results/seed1.csv" "status=ok dtype=fp32") + $(count "$results/peers_seed1.csv" "status=ok dtype=fp32") )) -gt 0 ] \
+        || echo "no fp32 rows with status ok in seed1.csv or peers_seed1.csv" ;;
+  esac
+}
+
+drawn=0
+for gp in "$plotdir"/*.gp; do
+  name=$(basename "$gp" .gp)
+  case $name in _*) continue ;; esac
+  reason=$(why_not "$name")
+  if [ -n "$reason" ]; then
+    echo "draw.sh: skipping $name.png: $reason" >&2
+    continue
+  fi
+  rm -f "$out/$name.png"
+  if ! gnuplot -e "$vars" "$gp"; then
+    die "gnuplot failed on plots/$name.gp (see above); $out/$name.png not drawn"
+  fi
+  [ -s "$out/$name.png" ] || die "plots/$name.gp ran but $out/$name.png was not produced"
+  echo "draw.sh: drew $out/$name.png"
+  drawn=$((drawn + 1))
+done
+[ "$drawn" -gt 0 ] || echo "draw.sh: no chart drawn: $results has none of the inputs" >&2

@@ -1,0 +1,62 @@
+# ladder.png: the ladder. Each step's forward TFLOP/s at N = 4096 as % of PyTorch SDPA flash (FA2)
+# at the same (D, causal), four bars per step (D = 64, 128 × non-causal, causal), the cuDNN
+# backend as a reference at the end. Variables from draw.sh: results, out, plotdir, gpu, date, sha.
+
+load plotdir.'/_style.gp'
+ours = results.'/blog.csv'
+theirs = results.'/peers_blog.csv'
+n = 4096
+where = sprintf('status=ok pass=fwd dtype=bf16 batch=4 heads=8 seq_q=%d seq_k=%d', n, n)
+
+# The groups, left to right: our steps in step order, then cuDNN if it was measured.
+order = distinct(ours, where, 'step') . (have(theirs) ? distinct(theirs, where.' step=sdpa_cudnn', 'step') : "")
+
+# One line per bar: group, config (1 D64, 2 D128, 3 D64 causal, 4 D128 causal), % of FA2, TFLOP/s.
+# peers_blog.csv is read first, so FA2's number for each config is known when a step needs it.
+ladder_awk = 'FNR==1{for(i=1;i<=NF;i++)c[$i]=i; next} \
+{for(j=1;j<=nw;j++){split(W[j],kv,"="); if($c[kv[1]]!=kv[2]) next} \
+ k=($c["head_dim"]==64 ? 1 : $c["head_dim"]==128 ? 2 : 0); if(!k) next; k+=2*$c["causal"]; \
+ if($c["step"]=="sdpa_flash") ref[k]=$c["tflops"]; val[$c["step"],k]=$c["tflops"]} \
+END{n=split(order,S," "); for(i=1;i<=n;i++) for(k=1;k<=4;k++) if(((S[i],k) in val) && ref[k]>0) \
+ printf "%d,%d,%.6g,%s\n", i, k, 100*val[S[i],k]/ref[k], val[S[i],k]}'
+ladder = sprintf("< awk -F, -v order='%s' -v w='%s' 'BEGIN{nw=split(w,W,\" \")} %s' '%s' '%s'", \
+                 order, where, ladder_awk, theirs, ours)
+fa2(k) = system(sprintf("%s | tail -n 1", rows(theirs, sprintf("%s step=sdpa_flash head_dim=%d causal=%d", \
+                         where, k % 2 ? 64 : 128, k > 2), 'tflops')[2:]))
+
+# y range from the data, with room above the bars for their labels.
+minmax = system(sprintf("%s | awk -F, 'NR==1{lo=hi=$3} {if($3<lo)lo=$3; if($3>hi)hi=$3} END{print lo+0, hi+0}'", ladder[2:]))
+ylo = 10**floor(log10(num(word(minmax, 1)) * 0.7))
+yhi = 10**ceil(log10(num(word(minmax, 2)) * 3))
+
+config_name(k) = sprintf("D=%d, %s", k % 2 ? 64 : 128, k > 2 ? "causal" : "non-causal")
+config_colors = "#9ecae1 #2171b5 #fdae6b #d94801"
+tf_or_na(t) = strlen(t) ? sprintf("%.0f TFLOP/s", num(t)) : "not measured"
+config_label(k) = sprintf("%s  (FA2: %s)", config_name(k), tf_or_na(fa2(k)))
+bar = 0.2          # distance between the bars of a group
+half = 0.09        # half a bar's width
+bar_x(g, k) = g + (k - 2.5) * bar
+
+eval png(1400, 800)
+set output out.'/ladder.png'
+set title sprintf("The ladder: forward TFLOP/s as %% of PyTorch SDPA flash (FA2) at the same shape\nN = %d, bf16, batch 4, 8 heads.  %s", n, caption) font ",15"
+set logscale y 10
+set yrange [ylo:yhi]
+set ytics ("0.1%%" 0.1, "0.2%%" 0.2, "0.5%%" 0.5, "1%%" 1, "2%%" 2, "5%%" 5, "10%%" 10, "20%%" 20, "50%%" 50, \
+           "100%%" 100, "200%%" 200, "500%%" 500)
+set ylabel "% of SDPA flash (FA2) TFLOP/s (log scale)"
+set xrange [0.4:words(order) + 0.6]
+set xtics () rotate by 20 right nomirror
+do for [i = 1:words(order)] { eval sprintf("set xtics add ('%s' %d)", label(word(order, i)), i) }
+set grid noxtics ytics
+set style fill solid 0.9 border lc rgb "#404040"
+set arrow 1 from graph 0, first 100 to graph 1, first 100 nohead dt 2 lw 2 lc rgb "black" back
+set style textbox opaque noborder margins 1, 1   # the value labels mask the 100% line
+set label 1 "100% = SDPA flash (FA2)" at graph 0.01, first 100 offset 0, 0.6 left font ",11" front
+set key outside right top vertical Left reverse samplen 2 spacing 1.4 font ",12" title "shape (FA2's TFLOP/s = 100%)"
+set rmargin 40
+
+plot for [k = 1:4] ladder using (bar_x($1, $2)):($2 == k ? $3 : NaN):(bar_x($1, $2) - half):(bar_x($1, $2) + half):(ylo):($2 == k ? $3 : NaN) \
+       with boxxyerror lc rgb word(config_colors, k) title config_label(k), \
+     ladder using (bar_x($1, $2)):($3 * 1.12):(sprintf($3 < 9.95 ? "%.1f%%" : "%.0f%%", $3)) \
+       with labels boxed rotate by 90 left font ",10" notitle

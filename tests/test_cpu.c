@@ -1,0 +1,474 @@
+/* CPU tests: the reference, the harness and the CLI. They always run, GPU or not. */
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "run_attn.h"
+
+static attn_problem problem(int b, int h, int nq, int nk, int d, int causal)
+{
+    attn_problem p = {b, h, nq, nk, d, causal, ATTN_FP32, (float)(1.0 / sqrt((double)d))};
+    return p;
+}
+
+/* ----------------------------------------------------------------- the worked example */
+
+/* The seed's example: one query, three keys with scaled scores [1, 2, 3], values [10, 20, 30].
+ * With D = 1, q = 1, scale = 1 and k = [1, 2, 3], the scores are exactly that. */
+static const float we_q[1] = {1.f}, we_k[3] = {1.f, 2.f, 3.f}, we_v[3] = {10.f, 20.f, 30.f};
+
+Test(reference, worked_example)
+{
+    attn_problem p = {1, 1, 1, 3, 1, 0, ATTN_FP32, 1.f};
+    double o, lse;
+    ref_forward(&p, we_q, we_k, we_v, &o, &lse);
+    /* relative to the max score 3: denominator e^-2 + e^-1 + 1, weighted sum 10e^-2 + 20e^-1 + 30 */
+    const double denom = exp(lse - 3.0), weighted = o * denom;
+    cr_expect(fabs(denom - 1.503) < 5e-4, "denominator %.6f, expected about 1.503", denom);
+    cr_expect(fabs(weighted - 38.711) < 5e-4, "weighted sum %.6f, expected about 38.711", weighted);
+    cr_expect(fabs(o - 25.752) < 5e-4, "output %.6f, expected about 25.752", o);
+}
+
+Test(reference, worked_example_tile_by_tile)
+{
+    attn_problem p = {1, 1, 1, 3, 1, 0, ATTN_FP32, 1.f};
+    double o, lse, ot, lset;
+    ref_forward(&p, we_q, we_k, we_v, &o, &lse);
+    for (int tile = 1; tile <= 2; tile++) {
+        ref_forward_tiled(&p, we_q, we_k, we_v, tile, &ot, &lset);
+        cr_expect(fabs(ot - o) < 1e-12 && fabs(lset - lse) < 1e-12,
+                  "tiles of %d keys: O %.15f lse %.15f, direct O %.15f lse %.15f", tile, ot, lset, o,
+                  lse);
+        cr_expect(fabs(ot - 25.752) < 5e-4, "tiles of %d keys: output %.6f", tile, ot);
+    }
+}
+
+/* The online recurrence equals the direct softmax on random data, any tile, causal or not. */
+Test(reference, tiled_equals_direct)
+{
+    for (int causal = 0; causal < 2; causal++) {
+        attn_problem p = problem(2, 2, 19, 37, 8, causal);
+        host_inputs in;
+        cr_assert(inputs_make(&in, &p, INPUT_LATE, 11 + causal));
+        double *o = malloc(in.n_q * sizeof(double)), *ot = malloc(in.n_q * sizeof(double));
+        double *l = malloc(in.n_lse * sizeof(double)), *lt = malloc(in.n_lse * sizeof(double));
+        ref_forward(&p, in.q, in.k, in.v, o, l);
+        for (int tile = 1; tile <= 40; tile += 3) {
+            ref_forward_tiled(&p, in.q, in.k, in.v, tile, ot, lt);
+            double worst = 0;
+            for (size_t i = 0; i < in.n_q; i++)
+                worst = fmax(worst, fabs(ot[i] - o[i]));
+            for (size_t i = 0; i < in.n_lse; i++)
+                worst = fmax(worst, fabs(lt[i] - l[i]));
+            cr_expect(worst < 1e-12, "tile %d causal %d: worst difference %.3e", tile, causal, worst);
+        }
+        free(o), free(ot), free(l), free(lt);
+        inputs_free(&in);
+    }
+}
+
+/* ----------------------------------------------------------------- reference properties */
+
+/* With V = 1 everywhere, O = sum_j P_ij: every row of P must sum to 1. */
+Test(reference, rows_of_p_sum_to_one)
+{
+    for (int causal = 0; causal < 2; causal++) {
+        attn_problem p = problem(2, 3, 23, 41, 1, causal);
+        host_inputs in;
+        cr_assert(inputs_make(&in, &p, INPUT_LARGE, 5));
+        for (size_t i = 0; i < in.n_kv; i++)
+            in.v[i] = 1.f;
+        double *o = malloc(in.n_q * sizeof(double)), *l = malloc(in.n_lse * sizeof(double));
+        ref_forward(&p, in.q, in.k, in.v, o, l);
+        for (size_t i = 0; i < in.n_q; i++)
+            cr_expect(fabs(o[i] - 1.0) < 1e-12, "row %zu of P sums to %.15f (causal %d)", i, o[i], causal);
+        free(o), free(l);
+        inputs_free(&in);
+    }
+}
+
+/* lse = log(sum_j exp(s_ij)), computed naively (scores are small, nothing overflows). */
+Test(reference, lse_is_naive_logsumexp)
+{
+    attn_problem p = problem(1, 2, 9, 14, 4, 1);
+    host_inputs in;
+    cr_assert(inputs_make(&in, &p, INPUT_NORMAL, 3));
+    double *o = malloc(in.n_q * sizeof(double)), *l = malloc(in.n_lse * sizeof(double));
+    ref_forward(&p, in.q, in.k, in.v, o, l);
+    for (int bh = 0; bh < 2; bh++)
+        for (int i = 0; i < 9; i++) {
+            double sum = 0;
+            for (int j = 0; j <= i && j < 14; j++) {
+                double s = 0;
+                for (int e = 0; e < 4; e++)
+                    s += (double)in.q[(bh * 9 + i) * 4 + e] * in.k[(bh * 14 + j) * 4 + e];
+                sum += exp(s * p.scale);
+            }
+            cr_expect(fabs(l[bh * 9 + i] - log(sum)) < 1e-12, "row %d: lse %.15f, naive %.15f", i,
+                      l[bh * 9 + i], log(sum));
+        }
+    free(o), free(l);
+    inputs_free(&in);
+}
+
+/* Causal: row i must not change when keys and values j > i change. */
+Test(reference, causal_ignores_future_keys)
+{
+    attn_problem p = problem(1, 1, 12, 12, 8, 1);
+    host_inputs in;
+    cr_assert(inputs_make(&in, &p, INPUT_NORMAL, 9));
+    double *o1 = malloc(in.n_q * sizeof(double)), *o2 = malloc(in.n_q * sizeof(double));
+    double *l1 = malloc(in.n_lse * sizeof(double)), *l2 = malloc(in.n_lse * sizeof(double));
+    ref_forward(&p, in.q, in.k, in.v, o1, l1);
+    const int cut = 5;
+    for (int j = cut + 1; j < 12; j++)
+        for (int e = 0; e < 8; e++) {
+            in.k[j * 8 + e] = 3.f * in.k[j * 8 + e] + 1.f;
+            in.v[j * 8 + e] = -in.v[j * 8 + e] - 2.f;
+        }
+    ref_forward(&p, in.q, in.k, in.v, o2, l2);
+    for (int i = 0; i < 12; i++) {
+        int same = l1[i] == l2[i];
+        for (int e = 0; e < 8; e++)
+            same &= o1[i * 8 + e] == o2[i * 8 + e];
+        if (i <= cut)
+            cr_expect(same, "row %d changed although only keys > %d changed", i, cut);
+        else
+            cr_expect(!same, "row %d did not change although keys <= %d did", i, i);
+    }
+    free(o1), free(o2), free(l1), free(l2);
+    inputs_free(&in);
+}
+
+/* The backward against central finite differences of L = sum(dO * O). Inputs are bf16 values
+ * (8 significant bits), so x +- 2^-10 is exact in float and the only error is the O(h^2)
+ * truncation of the difference. */
+static double loss(const attn_problem *p, const host_inputs *in)
+{
+    double *o = malloc(in->n_q * sizeof(double)), *l = malloc(in->n_lse * sizeof(double)), s = 0;
+    ref_forward(p, in->q, in->k, in->v, o, l);
+    for (size_t i = 0; i < in->n_q; i++)
+        s += o[i] * in->d_o[i];
+    free(o), free(l);
+    return s;
+}
+
+static void check_grad(const attn_problem *p, host_inputs *in, float *x, const double *g, size_t n,
+                       const char *name)
+{
+    const double h = 1.0 / 1024;
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float x0 = x[i];
+        x[i] = (float)(x0 + h);
+        const double up = loss(p, in);
+        x[i] = (float)(x0 - h);
+        const double down = loss(p, in);
+        x[i] = x0;
+        const double fd = (up - down) / (2 * h);
+        num += (fd - g[i]) * (fd - g[i]);
+        den += g[i] * g[i];
+    }
+    cr_expect(sqrt(num / den) < 1e-5, "%s: rel-L2 against finite differences %.3e (causal %d)", name,
+              sqrt(num / den), p->causal);
+}
+
+Test(reference, backward_matches_finite_differences)
+{
+    for (int causal = 0; causal < 2; causal++) {
+        attn_problem p = {1, 2, 5, 7, 3, causal, ATTN_BF16, 0.6f};
+        host_inputs in;
+        cr_assert(inputs_make(&in, &p, INPUT_NORMAL, 21 + causal));
+        double *dq = malloc(in.n_q * sizeof(double)), *dk = malloc(in.n_kv * sizeof(double)),
+               *dv = malloc(in.n_kv * sizeof(double));
+        ref_backward(&p, in.q, in.k, in.v, in.d_o, dq, dk, dv);
+        check_grad(&p, &in, in.q, dq, in.n_q, "dQ");
+        check_grad(&p, &in, in.k, dk, in.n_kv, "dK");
+        check_grad(&p, &in, in.v, dv, in.n_kv, "dV");
+        free(dq), free(dk), free(dv);
+        inputs_free(&in);
+    }
+}
+
+/* ----------------------------------------------------------------- the input generator */
+
+Test(inputs, offset_and_large_and_late)
+{
+    attn_problem p = problem(1, 1, 64, 256, 64, 0);
+    host_inputs in;
+    /* normal: V's mean is far from 0 */
+    cr_assert(inputs_make(&in, &p, INPUT_NORMAL, 1));
+    double mean = 0;
+    for (size_t i = 0; i < in.n_kv; i++)
+        mean += in.v[i] / (double)in.n_kv;
+    cr_expect(mean > 0.3 && mean < 0.7, "mean of V %.3f, expected about 0.5", mean);
+    inputs_free(&in);
+
+    /* large: the largest scaled score is tens, around 50 */
+    cr_assert(inputs_make(&in, &p, INPUT_LARGE, 2));
+    double smax = 0;
+    for (int i = 0; i < 64; i++)
+        for (int j = 0; j < 256; j++) {
+            double s = 0;
+            for (int e = 0; e < 64; e++)
+                s += (double)in.q[i * 64 + e] * in.k[j * 64 + e];
+            smax = fmax(smax, fabs(s * p.scale));
+        }
+    cr_expect(smax > 35 && smax < 90, "largest |score| %.1f, expected about 50", smax);
+    inputs_free(&in);
+
+    /* late: each row's maximum sits in its last 16 keys */
+    cr_assert(inputs_make(&in, &p, INPUT_LATE, 3));
+    int late = 0;
+    for (int i = 0; i < 64; i++) {
+        int arg = 0;
+        double best = -INFINITY;
+        for (int j = 0; j < 256; j++) {
+            double s = 0;
+            for (int e = 0; e < 64; e++)
+                s += (double)in.q[i * 64 + e] * in.k[j * 64 + e];
+            if (s > best)
+                best = s, arg = j;
+        }
+        late += arg >= 256 - 16;
+    }
+    cr_expect(late == 64, "%d of 64 rows have their maximum in the last key tile", late);
+    inputs_free(&in);
+}
+
+Test(inputs, bf16_inputs_are_bf16_values)
+{
+    attn_problem p = problem(1, 2, 10, 10, 16, 0);
+    p.dtype = ATTN_BF16;
+    host_inputs in;
+    cr_assert(inputs_make(&in, &p, INPUT_NORMAL, 4));
+    for (size_t i = 0; i < in.n_q; i++)
+        cr_expect(attn_bf16_to_f32(attn_f32_to_bf16(in.q[i])) == in.q[i], "q[%zu] = %.9g", i, in.q[i]);
+    inputs_free(&in);
+}
+
+/* ----------------------------------------------------------------- bf16 */
+
+static float bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+Test(bf16, round_to_nearest_even)
+{
+    cr_expect_eq(attn_f32_to_bf16(1.0f), 0x3f80);
+    cr_expect_eq(attn_f32_to_bf16(-2.0f), 0xc000);
+    cr_expect_eq(attn_f32_to_bf16(bits(0x3f808000)), 0x3f80, "tie 1 + 2^-8 goes to even 1.0");
+    cr_expect_eq(attn_f32_to_bf16(bits(0x3f818000)), 0x3f82, "tie 1 + 3*2^-8 goes to even");
+    cr_expect_eq(attn_f32_to_bf16(bits(0x3f808001)), 0x3f81, "just above a tie rounds up");
+    cr_expect_eq(attn_f32_to_bf16(bits(0x3f807fff)), 0x3f80, "just below a tie rounds down");
+    cr_expect_eq(attn_f32_to_bf16(FLT_MAX), 0x7f80, "FLT_MAX rounds to +inf");
+    cr_expect_eq(attn_f32_to_bf16(INFINITY), 0x7f80);
+    cr_expect_eq(attn_f32_to_bf16(-0.0f), 0x8000);
+    cr_expect_eq(attn_f32_to_bf16(bits(0x00010000)), 0x0001, "a denormal is kept");
+    cr_expect(isnan(attn_bf16_to_f32(attn_f32_to_bf16(NAN))), "NaN stays NaN");
+    cr_expect(isnan(attn_bf16_to_f32(attn_f32_to_bf16(bits(0x7f800001)))), "a NaN with a low payload stays NaN");
+}
+
+Test(bf16, widening_is_exact)
+{
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        float f = attn_bf16_to_f32((uint16_t)h);
+        if (!isnan(f))
+            cr_expect_eq(attn_f32_to_bf16(f), h, "0x%04x does not survive a round trip", h);
+    }
+}
+
+/* ----------------------------------------------------------------- the error metric */
+
+Test(metrics, nan_and_inf_never_pass)
+{
+    const double ref[4] = {1, 2, 3, 4};
+    float got[4] = {1, 2, 3, 4};
+    attn_err e = attn_compare(ref, got, 4);
+    cr_expect(e.rel_l2 == 0 && attn_err_pass(&e, 1e-5), "identical outputs must pass");
+    got[2] = NAN;
+    e = attn_compare(ref, got, 4);
+    cr_expect(!attn_err_pass(&e, 1e30), "a NaN passed a bound of 1e30");
+    cr_expect(e.nonfinite == 1 && e.worst == 2, "NaN not reported as the worst element");
+    got[2] = INFINITY;
+    e = attn_compare(ref, got, 4);
+    cr_expect(!attn_err_pass(&e, 1e30), "an Inf passed");
+    got[2] = 3;
+    attn_err nan_err = {0};
+    nan_err.rel_l2 = NAN;
+    cr_expect(!attn_err_pass(&nan_err, 1.0), "a NaN error passed");
+}
+
+Test(metrics, rel_l2_and_worst)
+{
+    const double ref[4] = {3, 0, 0, 4};          /* norm 5 */
+    const float got[4] = {3, 0.3f, 0, 4.4f};     /* diff (0, .3, 0, .4): norm .5 */
+    attn_err e = attn_compare(ref, got, 4);
+    cr_expect(fabs(e.rel_l2 - 0.1) < 1e-7, "rel-L2 %.9f, expected 0.1", e.rel_l2);
+    cr_expect(e.worst == 3 && fabs(e.max_abs - 0.4) < 1e-6, "worst %zu (%.3g)", e.worst, e.max_abs);
+    cr_expect(attn_err_pass(&e, 0.1 + 1e-6) && !attn_err_pass(&e, 0.099), "bound comparison");
+    int at[4];
+    attn_unflatten(2 * 3 * 5 * 7 + 1 * 5 * 7 + 4 * 7 + 6, 3, 5, 7, at);
+    cr_expect(at[0] == 2 && at[1] == 1 && at[2] == 4 && at[3] == 6, "(%d %d %d %d)", at[0], at[1],
+              at[2], at[3]);
+}
+
+/* ----------------------------------------------------------------- the command line */
+
+Test(cli, shapes)
+{
+    attn_problem p;
+    char err[256];
+    cr_assert(parse_shape("4,8,1024,512,64", &p, err, sizeof err), "%s", err);
+    cr_expect(p.batch == 4 && p.heads == 8 && p.seq_q == 1024 && p.seq_k == 512 && p.head_dim == 64);
+    cr_expect(fabsf(p.scale - 0.125f) < 1e-7f);
+    const char *bad[] = {"", "1,2,3,4", "1,2,3,4,5,6", "1,2,0,4,5", "1,2,-3,4,5", "a,b,c,d,e",
+                         "1,2,3,4,5,", ",1,2,3,4,5", "1,,3,4,5", "99999999999,1,1,1,1", "1,2,3,4,5x",
+                         "1, 2,3,4,5", "1.5,2,3,4,5", "+1,2,3,4,5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        cr_expect(!parse_shape(bad[i], &p, err, sizeof err), "accepted '%s'", bad[i]);
+        cr_expect(strstr(err, "B,H,Nq,Nk,D") != NULL, "'%s': unclear error '%s'", bad[i], err);
+    }
+    cr_expect(!parse_shape(NULL, &p, err, sizeof err));
+}
+
+Test(cli, dtypes_numbers_seeds)
+{
+    attn_dtype t;
+    cr_expect(parse_dtype("fp32", &t) && t == ATTN_FP32);
+    cr_expect(parse_dtype("bf16", &t) && t == ATTN_BF16);
+    cr_expect(!parse_dtype("fp16", &t) && !parse_dtype("BF16", &t) && !parse_dtype("", &t) &&
+              !parse_dtype(NULL, &t));
+    long v;
+    cr_expect(parse_long("17", 1, 20, &v) && v == 17);
+    cr_expect(!parse_long("21", 1, 20, &v) && !parse_long("0", 1, 20, &v) && !parse_long("3x", 1, 20, &v) &&
+              !parse_long("", 1, 20, &v));
+    uint64_t s;
+    cr_expect(parse_u64("18446744073709551615", &s) && s == UINT64_MAX);
+    cr_expect(!parse_u64("-1", &s) && !parse_u64("18446744073709551616", &s) && !parse_u64("x", &s));
+}
+
+Test(cli, flops_count_visible_pairs)
+{
+    for (int causal = 0; causal < 2; causal++)
+        for (int nq = 1; nq < 40; nq += 7)
+            for (int nk = 1; nk < 40; nk += 5) {
+                attn_problem p = problem(2, 3, nq, nk, 16, causal);
+                double pairs = 0;
+                for (int i = 0; i < nq; i++)
+                    for (int j = 0; j < nk; j++)
+                        pairs += !causal || j <= i;
+                cr_expect(visible_pairs(&p) == pairs, "Nq %d Nk %d causal %d", nq, nk, causal);
+                cr_expect(attn_flops(&p, 0) == 4.0 * 2 * 3 * 16 * pairs);
+                cr_expect(attn_flops(&p, 1) == 2.5 * attn_flops(&p, 0));
+            }
+    char b[32];
+    fmt_bytes(512.0 * 1024 * 1024 * 1024, b, sizeof b);
+    cr_expect_str_eq(b, "512.0 GiB");
+    fmt_bytes(100, b, sizeof b);
+    cr_expect_str_eq(b, "100 B");
+}
+
+Test(cli, gpu_slug)
+{
+    char s[64];
+    gpu_slug("NVIDIA H200", s, sizeof s);
+    cr_expect_str_eq(s, "h200");
+    gpu_slug("NVIDIA GeForce RTX 4090", s, sizeof s);
+    cr_expect_str_eq(s, "geforce-rtx-4090");
+    gpu_slug("NVIDIA A100-SXM4-80GB", s, sizeof s);
+    cr_expect_str_eq(s, "a100-sxm4-80gb");
+}
+
+/* ----------------------------------------------------------------- the steps' contract */
+
+/* Loading a step and asking it questions needs no GPU: malformed problems are INVALID,
+ * what a step cannot do is UNSUPPORTED with a reason, and NULL pointers never launch. */
+Test(contract, every_step_validates_its_input)
+{
+    loaded_step steps[MAX_STEPS];
+    char err[512];
+    int n = steps_load(steps, MAX_STEPS, err, sizeof err);
+    cr_assert(n > 0, "%s", err);
+    for (int i = 0; i < n; i++) {
+        const attn_step *s = steps[i].info;
+        cr_expect(s->name && s->summary && s->supports && s->workspace_bytes && s->forward,
+                  "%s: incomplete attn_step", s->name);
+        cr_expect(atoi(s->name) == i || i > 0, "steps out of order");
+        attn_problem good = problem(1, 1, 8, 8, 64, 0);
+        attn_problem bad[6];
+        for (int b = 0; b < 6; b++)
+            bad[b] = good;
+        bad[0].seq_q = 0;
+        bad[1].head_dim = -1;
+        bad[2].scale = NAN;
+        bad[3].dtype = (attn_dtype)7;
+        bad[4].causal = 2;
+        bad[5].batch = 0;
+        for (int b = 0; b < 6; b++) {
+            const char *why = NULL;
+            cr_expect(s->supports(&bad[b], 0, &why) == ATTN_ERR_INVALID && why,
+                      "%s accepted malformed problem %d", s->name, b);
+            cr_expect(s->forward(&bad[b], NULL, NULL, NULL, NULL, NULL, NULL, 0) == ATTN_ERR_INVALID,
+                      "%s: forward on malformed problem %d", s->name, b);
+        }
+        const char *why = NULL;
+        cr_expect(s->supports(NULL, 0, &why) == ATTN_ERR_INVALID, "%s: NULL problem", s->name);
+        cr_expect(s->supports(&good, 0, &why) == ATTN_OK, "%s rejects 1,1,8,8,64 fp32: %s", s->name, why);
+        cr_expect(s->forward(&good, NULL, NULL, NULL, NULL, NULL, NULL, 0) == ATTN_ERR_INVALID,
+                  "%s: forward with NULL tensors", s->name);
+        if (s->backward)
+            cr_expect(s->backward(&good, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0) ==
+                          ATTN_ERR_INVALID, "%s: backward with NULL tensors", s->name);
+        attn_problem wide = problem(1, 1, 8, 8, 4096, 0);
+        if (s->supports(&wide, 0, &why) != ATTN_OK)
+            cr_expect(s->supports(&wide, 0, &why) == ATTN_ERR_UNSUPPORTED && why && *why,
+                      "%s: D=4096 refused without a reason", s->name);
+    }
+}
+
+/* The front door says one line and exits 2 on bad input; here, with or without a GPU. */
+
+Test(cli, attn_rejects_bad_input)
+{
+    static const struct { const char *args, *says; } cases[] = {
+        {"run --step 42 --shape 1,1,8,8,8", "unknown step '42'"},
+        {"run --step 02 --shape 1,1,8,8", "bad shape '1,1,8,8'"},
+        {"run --step 02 --shape 1,0,8,8,8", "five whole numbers >= 1"},
+        {"run --step 02 --shape 1,1,8,8,8 --dtype fp16", "unknown dtype 'fp16'"},
+        {"run --step 02", "--step and --shape are required"},
+        {"frobnicate", "unknown command 'frobnicate'"},
+        {"bench --sweep huge", "--sweep is blog or seed1"},
+        {"check --step 77", "unknown step '77'"},
+    };
+    char out[4096];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = run_attn(cases[i].args, out, sizeof out);
+        cr_expect(rc == 2, "attn %s: exit %d, expected 2", cases[i].args, rc);
+        cr_expect(strstr(out, cases[i].says) != NULL, "attn %s said:\n%s", cases[i].args, out);
+        cr_expect(!strstr(out, "Segmentation") && !strstr(out, "CUDA error"), "attn %s: %s", cases[i].args, out);
+    }
+    int rc = run_attn("--help", out, sizeof out);
+    cr_expect(rc == 0 && strstr(out, "usage: attn"), "attn --help: %d %s", rc, out);
+    rc = run_attn("list", out, sizeof out);
+    cr_expect(rc == 0 && strstr(out, "00_materialized") && strstr(out, "02_ragged_mask"), "attn list: %s", out);
+}
+
+Test(cli, attn_without_gpu_says_so)
+{
+    char why[256], out[4096];
+    if (gpu_available(why, sizeof why))
+        cr_skip_test("a GPU is present; the no-GPU message is tested on machines without one");
+    const char *cmds[] = {"check", "run --step 02 --shape 1,1,8,8,8", "bench --sweep seed1", "info"};
+    for (size_t i = 0; i < 4; i++) {
+        int rc = run_attn(cmds[i], out, sizeof out);
+        cr_expect(rc == 2 && strstr(out, "attn: no") && !strchr(strchr(out, '\n') + 1, '\n'),
+                  "attn %s without a GPU: exit %d, said:\n%s", cmds[i], rc, out);
+    }
+}
