@@ -54,22 +54,22 @@ static void describe_support(const attn_step *s, char *out, size_t n)
         }
     }
     if (lo)
-        snprintf(dims, sizeof dims, "D %d-%d%s", lo, hi, hi == 1024 ? "+" : "");
+        snprintf(dims, sizeof dims, hi == 1024 ? "D >= %d" : "D %d-%d", lo, hi);
     else
         snprintf(dims, sizeof dims, "no bf16 D");
     attn_problem p = {1, 1, 64, 64, 64, 0, ATTN_BF16, 0.125f};
     const char *why;
     int bwd = s->backward && s->supports(&p, 1, &why) == ATTN_OK;
-    snprintf(out, n, "%-10s %-10s %s", dt, dims, bwd ? "fwd+bwd" : "fwd");
+    snprintf(out, n, "%-10s %-10s %-8s", dt, dims, bwd ? "fwd+bwd" : "fwd");
 }
 
 static int cmd_list(const loaded_step *steps, int n)
 {
-    printf("%-26s %-10s %-10s %-8s %s\n", "step", "dtypes", "head dims", "passes", "idea");
+    printf("%-24s %-10s %-10s %-8s %s\n", "step", "dtypes", "head dims", "passes", "the idea it adds");
     for (int i = 0; i < n; i++) {
         char sup[128];
         describe_support(steps[i].info, sup, sizeof sup);
-        printf("%-26s %s  %s\n", steps[i].info->name, sup, steps[i].info->summary);
+        printf("%-24s %s %s\n", steps[i].info->name, sup, steps[i].info->summary);
     }
     return 0;
 }

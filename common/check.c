@@ -76,12 +76,23 @@ int case_prepare(check_case *c, const attn_problem *p, input_mode mode, uint64_t
         goto fail;
     ref_forward(p, c->in.q, c->in.k, c->in.v, c->o, c->lse);
     if (with_backward) {
+        /* The backward is checked as a function of exactly what it receives: the reference O
+         * rounded to the dtype and the reference lse in float, so its check does not inherit
+         * a forward's error, and the fp64 reference sees the same numbers as the step. */
+        c->bwd_o = malloc(c->in.n_q * sizeof(float));
+        c->bwd_lse = malloc(c->in.n_lse * sizeof(float));
         c->dq = alloc_d(c->in.n_q);
         c->dk = alloc_d(c->in.n_kv);
         c->dv = alloc_d(c->in.n_kv);
-        if (!c->dq || !c->dk || !c->dv)
+        if (!c->bwd_o || !c->bwd_lse || !c->dq || !c->dk || !c->dv)
             goto fail;
-        ref_backward(p, c->in.q, c->in.k, c->in.v, c->in.d_o, c->dq, c->dk, c->dv);
+        for (size_t i = 0; i < c->in.n_q; i++)
+            c->bwd_o[i] = (float)c->o[i];
+        round_to_dtype(c->bwd_o, c->in.n_q, p->dtype);
+        for (size_t i = 0; i < c->in.n_lse; i++)
+            c->bwd_lse[i] = (float)c->lse[i];
+        ref_backward(p, c->in.q, c->in.k, c->in.v, c->bwd_o, c->bwd_lse, c->in.d_o, c->dq, c->dk,
+                     c->dv);
     }
     return 1;
 fail:
@@ -95,6 +106,8 @@ void case_free(check_case *c)
     inputs_free(&c->in);
     free(c->o);
     free(c->lse);
+    free(c->bwd_o);
+    free(c->bwd_lse);
     free(c->dq);
     free(c->dk);
     free(c->dv);
@@ -148,7 +161,6 @@ int case_run(const check_case *c, const attn_step *s, int backward, cudaStream_t
     const size_t ws_bytes = s->workspace_bytes(p, backward);
     void *q = NULL, *k = NULL, *v = NULL, *o = NULL, *d_o = NULL, *dq = NULL, *dk = NULL,
          *dv = NULL, *ws = NULL, *lse = NULL;
-    float *h = NULL;
     int ok = dev_alloc(&q, nq * e, "alloc q") && dev_alloc(&k, nkv * e, "alloc k") &&
              dev_alloc(&v, nkv * e, "alloc v") && dev_alloc(&o, nq * e, "alloc o") &&
              dev_alloc(&lse, nl * 4, "alloc lse") && dev_alloc(&ws, ws_bytes, "alloc workspace") &&
@@ -168,20 +180,8 @@ int case_run(const check_case *c, const attn_step *s, int backward, cudaStream_t
             goto done;
         st = s->forward(p, q, k, v, o, lse, ws, stream);
     } else {
-        /* The backward starts from the reference O (rounded to the dtype) and lse, so that
-         * its check does not inherit the forward's error. */
-        h = malloc((nq > nl ? nq : nl) * sizeof(float));
-        ok = h != NULL;
-        for (size_t i = 0; ok && i < nq; i++)
-            h[i] = (float)c->o[i];
-        if (ok) {
-            round_to_dtype(h, nq, dt);
-            ok = dev_upload(o, h, nq, dt);
-        }
-        for (size_t i = 0; ok && i < nl; i++)
-            h[i] = (float)c->lse[i];
-        ok = ok && dev_upload(lse, h, nl, ATTN_FP32) && dev_poison(dq, nq * e) &&
-             dev_poison(dk, nkv * e) && dev_poison(dv, nkv * e);
+        ok = dev_upload(o, c->bwd_o, nq, dt) && dev_upload(lse, c->bwd_lse, nl, ATTN_FP32) &&
+             dev_poison(dq, nq * e) && dev_poison(dk, nkv * e) && dev_poison(dv, nkv * e);
         if (!ok)
             goto done;
         st = s->backward(p, q, k, v, o, lse, d_o, dq, dk, dv, ws, stream);
@@ -229,8 +229,7 @@ int case_run(const check_case *c, const attn_step *s, int backward, cudaStream_t
         r->v = V_XPASS;
         r->why = bug;
     }
-done:
-    free(h);
+done:;
     void *bufs[] = {q, k, v, o, d_o, dq, dk, dv, ws, lse};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i])

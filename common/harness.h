@@ -60,14 +60,18 @@ void ref_forward(const attn_problem *p, const float *q, const float *k, const fl
  * to show the recurrence gives the direct result. */
 void ref_forward_tiled(const attn_problem *p, const float *q, const float *k, const float *v,
                        int tile, double *o, double *lse);
-/* Gradients of sum(dO * O): dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(dO * O)),
- * dQ = scale dS K, dK = scale dS^T Q. */
+/* The backward as a function of exactly what a step's backward receives: q, k, v, the forward's
+ * o and lse, and d_o. P = exp(S - lse), dV = P^T dO, dP = dO V^T, D = rowsum(dO * O),
+ * dS = P * (dP - D), dQ = scale dS K, dK = scale dS^T Q. With the exact o and lse these are the
+ * gradients of sum(dO * O). */
 void ref_backward(const attn_problem *p, const float *q, const float *k, const float *v,
-                  const float *d_o, double *dq, double *dk, double *dv);
+                  const float *o, const float *lse, const float *d_o, double *dq, double *dk,
+                  double *dv);
 
 /* ---------------------------------------------------------------- metrics.c */
 typedef struct {
-    double rel_l2;       /* ||got - ref|| / ||ref|| (NaN if anything is not finite) */
+    double rel_l2;       /* ||got - ref|| / ||ref|| (NaN if anything is not finite); the RMS of
+                            got - ref when ref is exactly zero */
     double max_abs;      /* worst |got - ref| */
     size_t worst;        /* flat index of the worst element (a non-finite one first) */
     double worst_ref, worst_got;
@@ -154,7 +158,9 @@ typedef struct {
     input_mode mode;
     uint64_t seed;
     host_inputs in;
-    double *o, *lse, *dq, *dk, *dv;   /* reference; dq/dk/dv NULL unless prepared with backward */
+    double *o, *lse;                  /* forward reference */
+    float *bwd_o, *bwd_lse;           /* what the backward receives: o rounded to the dtype, lse */
+    double *dq, *dk, *dv;             /* backward reference from those; NULL without backward */
 } check_case;
 int case_prepare(check_case *c, const attn_problem *p, input_mode mode, uint64_t seed,
                  int with_backward);

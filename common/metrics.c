@@ -24,7 +24,10 @@ attn_err attn_compare(const double *ref, const float *got, size_t n)
             e.worst = i;
         }
     }
-    e.rel_l2 = e.nonfinite ? NAN : (den > 0.0 ? sqrt(num / den) : sqrt(num));
+    /* A reference that is exactly zero (dQ and dK when Nk = 1: a softmax over one key is
+     * constant) has no scale of its own; then the error is measured against unit-scale data,
+     * as the RMS of the difference. */
+    e.rel_l2 = e.nonfinite ? NAN : den > 0.0 ? sqrt(num / den) : n ? sqrt(num / (double)n) : 0.0;
     if (n) {
         e.worst_ref = ref[e.worst];
         e.worst_got = got[e.worst];

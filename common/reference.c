@@ -99,50 +99,33 @@ void ref_forward_tiled(const attn_problem *p, const float *q, const float *k, co
 }
 
 void ref_backward(const attn_problem *p, const float *q, const float *k, const float *v,
-                  const float *d_o, double *dq, double *dk, double *dv)
+                  const float *o, const float *lse, const float *d_o, double *dq, double *dk,
+                  double *dv)
 {
     const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
     const size_t bhn = (size_t)p->batch * p->heads;
-    double *s = malloc((size_t)nk * sizeof(double));
-    double *oi = malloc((size_t)d * sizeof(double));
     memset(dk, 0, bhn * nk * d * sizeof(double));
     memset(dv, 0, bhn * nk * d * sizeof(double));
     for (size_t bh = 0; bh < bhn; bh++) {
         const float *kh = k + bh * nk * d, *vh = v + bh * nk * d;
         double *dkh = dk + bh * nk * d, *dvh = dv + bh * nk * d;
         for (int i = 0; i < nq; i++) {
-            const int n = visible_keys(p, i);
-            const float *qi = q + (bh * nq + i) * d, *doi = d_o + (bh * nq + i) * d;
-            double *dqi = dq + (bh * nq + i) * d;
-            const double m = row_scores(p, qi, kh, s, n);
-            double l = 0.0;
-            for (int j = 0; j < n; j++)
-                l += (s[j] = exp(s[j] - m));
-            for (int j = 0; j < n; j++)
-                s[j] /= l;                              /* s now holds P */
-            /* Di = rowsum(dO * O) = sum_j P_ij dP_ij */
-            for (int e = 0; e < d; e++)
-                oi[e] = 0.0;
-            for (int j = 0; j < n; j++)
-                for (int e = 0; e < d; e++)
-                    oi[e] += s[j] * vh[(size_t)j * d + e];
-            double di = 0.0;
-            for (int e = 0; e < d; e++)
-                di += (double)doi[e] * oi[e];
+            const size_t row = bh * nq + i;
+            const float *qi = q + row * d, *oi = o + row * d, *doi = d_o + row * d;
+            double *dqi = dq + row * d;
+            const double di = dot(doi, oi, d);   /* D_i = rowsum(dO * O) */
             for (int e = 0; e < d; e++)
                 dqi[e] = 0.0;
-            for (int j = 0; j < n; j++) {
+            for (int j = 0; j < visible_keys(p, i); j++) {
                 const float *kj = kh + (size_t)j * d, *vj = vh + (size_t)j * d;
-                const double dp = dot(doi, vj, d);
-                const double ds = s[j] * (dp - di);
+                const double pij = exp((double)p->scale * dot(qi, kj, d) - lse[row]);
+                const double ds = pij * (dot(doi, vj, d) - di);
                 for (int e = 0; e < d; e++) {
-                    dvh[(size_t)j * d + e] += s[j] * doi[e];
+                    dvh[(size_t)j * d + e] += pij * doi[e];
                     dqi[e] += p->scale * ds * kj[e];
                     dkh[(size_t)j * d + e] += p->scale * ds * qi[e];
                 }
             }
         }
     }
-    free(s);
-    free(oi);
 }

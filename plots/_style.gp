@@ -13,7 +13,7 @@ set tics nomirror
 set key noautotitle
 
 # The caption every chart carries: where and when the numbers were measured.
-caption = gpu . ", measured " . date . (strlen(sha) > 0 ? ", commit " . sha : "")
+caption = gpu . (strlen(date) ? ", measured " . date : ", date unknown") . (strlen(sha) ? ", commit " . sha : "")
 
 # ---------------------------------------------------------------- reading the CSVs
 # rows(file, where, fields): a '< awk' pipe printing, comma-separated, the named FIELDS

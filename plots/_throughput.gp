@@ -44,18 +44,22 @@ do for [r = 0:1] {
     sdpa = have(theirs) ? only_peers(distinct(theirs, where, 'step')) : ""
     do for [s in steps] { if (!strstrt(all_steps, s." ")) { all_steps = all_steps.s." " } }
     do for [s in sdpa]  { if (!strstrt(all_peers, s." ")) { all_peers = all_peers.s." " } }
-    plot for [s in sdpa] rows(theirs, where.' step='.s, 'seq_q tflops').' | sort -t, -k1,1g' \
-           using 1:2 with linespoints lw 2 dt dash(s) pt point(s) ps 1.1 lc rgb color(s), \
-         for [s in steps] rows(ours, where.' step='.s, 'seq_q tflops').' | sort -t, -k1,1g' \
-           using 1:2 with linespoints lw 2.5 pt point(s) ps 1.2 lc rgb color(s)
+    # One loop over peers then steps (peers first, so the steps draw on top).
+    series = sdpa.steps
+    if (words(series) == 0) { plot NaN notitle } else {
+      plot for [s in series] rows(is_peer(s) ? theirs : ours, where.' step='.s, 'seq_q tflops').' | sort -t, -k1,1g' \
+             using 1:2 with linespoints lw (is_peer(s) ? 2 : 2.5) dt dash(s) pt point(s) ps (is_peer(s) ? 1.1 : 1.2) lc rgb color(s)
+    }
   }
 }
 
+key_title = (strlen(all_steps) ? "solid: our steps" : "") . (strlen(all_steps) && strlen(all_peers) ? "\n" : "") . \
+            (strlen(all_peers) ? "dashed: PyTorch SDPA" : "")
 # The shared key: invisible plot whose only content is the key, in the right strip.
 set lmargin at screen 0.78; set rmargin at screen 0.99; set bmargin at screen 0.08; set tmargin at screen 0.88
 unset title; unset xlabel; unset ylabel; unset logscale; unset border; unset tics; unset grid
 set xrange [0:1]; set yrange [0:1]
-set key at screen 0.78, 0.88 left top Left reverse samplen 3.5 spacing 1.3 font ",12" title "solid: our steps\ndashed: PyTorch SDPA"
+set key at screen 0.78, 0.88 left top Left reverse samplen 3.5 spacing 1.3 font ",12" title key_title
 plot for [s in all_steps] NaN with linespoints lw 2.5 pt point(s) ps 1.2 lc rgb color(s) title label(s), \
      for [s in all_peers] NaN with linespoints lw 2 dt dash(s) pt point(s) ps 1.1 lc rgb color(s) title label(s)
 unset multiplot

@@ -27,7 +27,12 @@ count() {
     {for(j=1;j<=nw;j++){split(W[j],kv,"="); if(index("|" kv[2] "|", "|" $c[kv[1]] "|")==0) next}; n++}
     END{print n+0}' "$1"
 }
-meta() { [ -f "$results/meta.txt" ] && sed -n "s/^$1=//p" "$results/meta.txt" | head -n1 | tr -d "\r'\"" || true; }
+# meta KEY: the value of KEY=... in meta.txt (quotes and CRs dropped), empty if absent.
+meta() {
+  if [ -f "$results/meta.txt" ]; then
+    awk -v k="$1" 'index($0, k "=") == 1 { v = substr($0, length(k) + 2); gsub(/[\r\047"]/, "", v); print v; exit }' "$results/meta.txt"
+  fi
+}
 
 gpu=$(meta gpu)
 if [ -z "$gpu" ]; then   # no meta.txt: take the GPU name from the first CSV that has one
@@ -36,7 +41,7 @@ if [ -z "$gpu" ]; then   # no meta.txt: take the GPU name from the first CSV tha
   done
 fi
 gpu=${gpu:-unknown GPU}
-date=$(meta date); date=${date:-unknown date}
+date=$(meta date)
 sha=$(meta git_sha)
 gpumem=$(meta gpu_mem_bytes); [[ "$gpumem" =~ ^[0-9]+$ ]] || gpumem=0
 vars="results='$results'; out='$out'; plotdir='$plotdir'; gpu='$gpu'; date='$date'; sha='$sha'; gpumem=$gpumem.0"
@@ -44,6 +49,13 @@ vars="results='$results'; out='$out'; plotdir='$plotdir'; gpu='$gpu'; date='$dat
 # why_not NAME: empty if the inputs allow chart NAME, else the reason it is skipped.
 why_not() {
   local b=$results/blog.csv p=$results/peers_blog.csv
+  case $1 in
+    forward|backward) [ -s "$b" ] || [ -s "$p" ] || { echo "no blog.csv or peers_blog.csv in $results"; return; } ;;
+    memory) [ -s "$b" ] || { echo "no blog.csv in $results"; return; } ;;
+    ladder) if [ ! -s "$b" ] || [ ! -s "$p" ]; then echo "it needs both blog.csv and peers_blog.csv in $results"; return; fi ;;
+    accuracy) [ -s "$results/check.csv" ] || { echo "no check.csv in $results"; return; } ;;
+    seed1) [ -s "$results/seed1.csv" ] || [ -s "$results/peers_seed1.csv" ] || { echo "no seed1.csv in $results"; return; } ;;
+  esac
   case $1 in
     forward|backward)
       local pass=fwd; [ "$1" = backward ] && pass=bwd

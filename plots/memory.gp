@@ -51,7 +51,9 @@ if (gpumem > 0) {
 }
 # What every flash step needs: the lse alone, 4·B·H·N bytes (B = 4, H = 8).
 nmid = sqrt(nmin * nmax)
-set label 2 "only the fp32 lse: 4·B·H·N bytes, O(N)" at nmid, extra(0, 4, 8, nmid) * 5 center font ",12"
+if (int(system(rows(ours, where.' status=ok workspace_bytes=0', 'step')[2:].' | wc -l')) > 0) {
+  set label 2 "only the fp32 lse: 4·B·H·N bytes, O(N)" at nmid, extra(0, 4, 8, nmid) * 5 center font ",12"
+}
 
 plot for [i = 1:nsteps] rows(ours, where.' status=ok|oom step='.word(steps, i), fields).by_n \
        using 1:(extra($2, $3, $4, $1)) with lines dt 3 lw 1.5 lc rgb color(word(steps, i)) notitle, \

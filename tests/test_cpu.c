@@ -142,9 +142,9 @@ Test(reference, causal_ignores_future_keys)
     inputs_free(&in);
 }
 
-/* The backward against central finite differences of L = sum(dO * O). Inputs are bf16 values
- * (8 significant bits), so x +- 2^-10 is exact in float and the only error is the O(h^2)
- * truncation of the difference. */
+/* The backward (fed the forward's O and lse, as a step is) against central finite differences
+ * of L = sum(dO * O). Inputs are bf16 values (8 significant bits), so x +- 2^-10 is exact in
+ * float and the only errors are the O(h^2) truncation and O and lse rounded to float. */
 static double loss(const attn_problem *p, const host_inputs *in)
 {
     double *o = malloc(in->n_q * sizeof(double)), *l = malloc(in->n_lse * sizeof(double)), s = 0;
@@ -183,7 +183,15 @@ Test(reference, backward_matches_finite_differences)
         cr_assert(inputs_make(&in, &p, INPUT_NORMAL, 21 + causal));
         double *dq = malloc(in.n_q * sizeof(double)), *dk = malloc(in.n_kv * sizeof(double)),
                *dv = malloc(in.n_kv * sizeof(double));
-        ref_backward(&p, in.q, in.k, in.v, in.d_o, dq, dk, dv);
+        double *o = malloc(in.n_q * sizeof(double)), *lse = malloc(in.n_lse * sizeof(double));
+        float *of = malloc(in.n_q * sizeof(float)), *lsef = malloc(in.n_lse * sizeof(float));
+        ref_forward(&p, in.q, in.k, in.v, o, lse);
+        for (size_t i = 0; i < in.n_q; i++)
+            of[i] = (float)o[i];
+        for (size_t i = 0; i < in.n_lse; i++)
+            lsef[i] = (float)lse[i];
+        ref_backward(&p, in.q, in.k, in.v, of, lsef, in.d_o, dq, dk, dv);
+        free(o), free(lse), free(of), free(lsef);
         check_grad(&p, &in, in.q, dq, in.n_q, "dQ");
         check_grad(&p, &in, in.k, dk, in.n_kv, "dK");
         check_grad(&p, &in, in.v, dv, in.n_kv, "dV");

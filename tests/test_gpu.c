@@ -93,7 +93,8 @@ Test(gpu, step01_is_wrong_on_ragged_keys_and_step02_is_not)
         check_result r = run_case(s01, ragged, INPUT_NORMAL, seed);
         cr_expect(r.v == V_XFAIL, "step 01 on 2,1,100,100,64 %s: %s, expected XFAIL", dtype_name(t),
                   verdict_name(r.v));
-        cr_expect(r.t[0].err.rel_l2 > 10 * r.t[0].bound,
+        /* the 12 zero keys carry exp(0 - m) each against ~100 real keys: several % of O */
+        cr_expect(r.t[0].err.rel_l2 > 0.03,
                   "step 01 is only %.2e wrong on ragged keys (bound %.0e): was the bug fixed?",
                   r.t[0].err.rel_l2, r.t[0].bound);
         r = run_case(s01, even, INPUT_NORMAL, seed);
