@@ -103,8 +103,10 @@ STEP ?= 02
 STEP_DIR = $(firstword $(wildcard steps/$(STEP)_*))
 sass: all
 	@test -n "$(STEP_DIR)" || { echo "make sass: no step $(STEP)"; exit 2; }
-	$(CUDA)/bin/cuobjdump --dump-sass build/steps/$(notdir $(STEP_DIR)).so
-	$(NVCC) $(NVFLAGS) -Xptxas -v -o /dev/null $(STEP_DIR)/attention.cu 2>&1 | grep -E "registers|spill|smem" || true
+	$(NVCC) $(NVFLAGS) -Xptxas -v -o /dev/null $(STEP_DIR)/attention.cu 2>&1 | grep -E "Compiling|registers|spill"
+	@if command -v cuobjdump >/dev/null || test -x $(CUDA)/bin/cuobjdump; then \
+	  PATH=$(CUDA)/bin:$$PATH cuobjdump --dump-sass build/steps/$(notdir $(STEP_DIR)).so; \
+	else echo "make sass: no cuobjdump here (the CUDA toolkit's full install has it); registers above"; fi
 
 sanitize: all
 	$(CUDA)/bin/compute-sanitizer --tool memcheck build/attn check --step $(STEP)

@@ -428,7 +428,7 @@ int cmd_run(int argc, char **argv, const loaded_step *steps, int nsteps)
             measure(s00, &in, backward, NULL, 0, 1, &timer, &ref, &m0);
             if (m0.status == M_OK)
                 ref_name = "step 00 (the materialized baseline) on the same inputs";
-            bound = 2 * check_bound(dtype, "O");
+            bound = 2 * check_bound(dtype, backward ? "dQ" : "O");   /* two approximations apart */
         }
     }
     measurement m;
@@ -625,7 +625,7 @@ int cmd_bench(int argc, char **argv, const loaded_step *steps, int nsteps)
         }
         for (int s = 0; s < nsel && !fatal; s++) {
             measurement m;
-            measure(sel[s], &in, bwd, ref.count ? &ref : NULL, 2 * check_bound(p->dtype, "O"),
+            measure(sel[s], &in, bwd, ref.count ? &ref : NULL, 2 * check_bound(p->dtype, bwd ? "dQ" : "O"),
                     reps, &timer, NULL, &m);
             fprintf(out, "%s,%s,%s,%s,%d,%d,%d,%d,%d,%d,", g.name, sel[s]->name, bwd ? "bwd" : "fwd",
                     dtype_name(p->dtype), p->batch, p->heads, p->seq_q, p->seq_k, p->head_dim,

@@ -25,6 +25,8 @@ HEADER = ("gpu,step,pass,dtype,batch,heads,seq_q,seq_k,head_dim,causal,"
           "ms_median,ms_min,ms_max,tflops,workspace_bytes,status")
 BACKENDS = ("flash", "cudnn", "efficient", "math")
 TARGET_S, MIN_REPS, MAX_REPS = 0.3, 3, 30
+# how torch's "... kernel not used because" warnings name each backend
+BACKEND_WORDS = {"flash": r"^flash", "cudnn": r"cudnn", "efficient": r"^memory.efficient", "math": r"^math"}
 
 
 def log(msg):
@@ -122,7 +124,9 @@ def main():
                     raise
                 why = [re.sub(r"\s*\(Triggered internally at [^)]*\)", "", str(w.message)).strip() for w in warned]
                 why = [w.splitlines()[0] for w in why if w]
-                raise Refused(" ".join(why[:4]) or msg) from None
+                # torch warns about every backend it considered; keep the forced one's reason
+                mine = [w for w in why if re.search(BACKEND_WORDS[backend], w, re.I)]
+                raise Refused(" ".join((mine or why)[:4]) or msg) from None
             if grad:
                 d_o = torch.randn_like(out)
                 call = lambda: torch.autograd.grad(out, (q, k, v), d_o, retain_graph=True)

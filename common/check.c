@@ -43,17 +43,31 @@ int check_grid(attn_problem *out, int max)
     return n;
 }
 
-/* Bounds on rel-L2 against the fp64 reference.
- * fp32: every step does fp32 math on exact inputs; measured errors on the H200 are listed in
- *   bench/results/h200/check.txt. The bound leaves a margin of about 10x over the worst of them.
- * bf16: inputs are exact, but outputs are rounded to bf16 (a relative step of 2^-8, so a
- *   rel-L2 near 1.1e-3 from the rounding alone), and some steps round P or dS to bf16 too.
- * lse is always float32 computed in fp32. */
+/* Bounds on rel-L2 against the fp64 reference, set from the errors measured on the H200
+ * (bench/results/h200/check.csv, every step, the whole grid, all three input modes), with a
+ * margin of 2x or more over the worst passing case. Worst measured at commit fb7d825:
+ *            O        lse      dQ       dK       dV
+ *   fp32   5.7e-6   2.5e-7   2.9e-5   8.8e-6   7.6e-6   (large and late scores; normal ~1e-6)
+ *   bf16   2.6e-3   2.4e-7   2.6e-2   6.0e-3   2.4e-3
+ * fp32 is fp32 math on exact inputs: its error grows with the size of the scores (an absolute
+ * error of eps*|s| in a score is a relative error of eps*|s| in its probability), so the large and
+ * late inputs set it. bf16 outputs are rounded to bf16 (a rel-L2 near 1.1e-3 from that alone) and
+ * step 00 rounds P and dS to bf16 for its next product, as PyTorch's math backend and FA2 do.
+ * dQ is the hardest: dQ_i = scale * sum_j dS_ij k_j, and sum_j dS_ij = 0, so the rounding of dS
+ * is measured against a sum that cancels; keys with a common offset (late inputs) or a single
+ * feature (D = 1) amplify it. lse is float32 from fp32 math in every step. */
 double check_bound(attn_dtype t, const char *tensor)
 {
+    const int bf16 = t == ATTN_BF16;
     if (strcmp(tensor, "lse") == 0)
         return 1e-5;
-    return t == ATTN_BF16 ? 1e-2 : 1e-5;
+    if (strcmp(tensor, "O") == 0)
+        return bf16 ? 1e-2 : 2e-5;
+    if (strcmp(tensor, "dQ") == 0)
+        return bf16 ? 5e-2 : 1e-4;
+    if (strcmp(tensor, "dK") == 0)
+        return bf16 ? 2e-2 : 1e-4;
+    return bf16 ? 1e-2 : 1e-4;   /* dV */
 }
 
 static double *alloc_d(size_t n)
@@ -367,9 +381,13 @@ int check_run_all(const attn_step *const *steps, int nsteps, int mode, uint64_t 
                 fflush(log);
         }
     if (log && ok) {
-        fprintf(log, "\nsummary: worst rel-L2 among passing cases (bounds: fp32 %.0e, bf16 %.0e, "
-                     "lse %.0e)\n", check_bound(ATTN_FP32, "O"), check_bound(ATTN_BF16, "O"),
-                check_bound(ATTN_BF16, "lse"));
+        fprintf(log, "\nsummary: worst rel-L2 among passing cases; bounds (O lse dQ dK dV): ");
+        for (int t = 0; t < 2; t++) {
+            fprintf(log, "%s%s", t ? "; " : "", dtype_name((attn_dtype)t));
+            for (int x = 0; x < 5; x++)
+                fprintf(log, " %.0e", check_bound((attn_dtype)t, tensor_names[x]));
+        }
+        fprintf(log, "\n");
         for (int s = 0; s < nsteps; s++) {
             fprintf(log, "%-24s PASS %3d  FAIL %d  XFAIL %3d  XPASS %3d  SKIP %3d\n", steps[s]->name,
                     sum[s].count[V_PASS], sum[s].count[V_FAIL], sum[s].count[V_XFAIL],

@@ -149,7 +149,8 @@ const char *verdict_name(verdict v);
 
 /* The shape grid of DESIGN.md x dtype x causal, in a fixed order. */
 int check_grid(attn_problem *out, int max);
-/* The bound on rel-L2 per dtype and tensor (see check.c for where each number comes from). */
+/* The bound on rel-L2 per dtype and tensor ("O", "lse", "dQ", "dK", "dV"); check.c says where
+ * each number comes from. */
 double check_bound(attn_dtype t, const char *tensor);
 
 /* One prepared case: inputs and the fp64 reference, shared by every step that runs it. */
