@@ -9,7 +9,7 @@ CFLAGS    ?= -O2 -g
 CFLAGS    += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I$(CUDA)/include -Icommon
 NVFLAGS   ?= -O3 -lineinfo
 NVFLAGS   += -std=c++17 $(ARCH) -shared -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings \
-             -cudart shared -Icommon
+             -cudart shared -Xlinker -rpath=$(CUDA)/lib64 -Icommon
 LDLIBS    := -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcudart -ldl -lm
 
 STEP_SRC  := $(sort $(wildcard steps/*/attention.cu))

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# What the front door prints, good input and bad, each with its exit status: the record behind
+# bench/results/<gpu>/cli.txt. Run from the repository root, on a machine with a GPU.
+cd "$(dirname "$0")/.."
+show() {
+    echo "\$ build/attn $*"
+    build/attn "$@" 2>&1
+    echo "[exit status $?]"
+    echo
+}
+show list
+show run --step 02 --shape 2,2,300,200,64 --dtype bf16 --causal
+show run --step 00 --shape 2,2,300,200,64 --dtype bf16 --backward
+show run --step 01 --shape 2,1,100,100,64
+show run --step 02 --shape 4,8,4096,4096,128 --dtype bf16 --reps 5
+# bad input: one line each, exit status 2
+show run --step 42 --shape 1,1,8,8,8
+show run --step 02 --shape 1,1,8,8
+show run --step 02 --shape 4,8,0,1024,64
+show run --step 02 --shape 1,1,8,8,8 --dtype fp16
+show run --step 01 --shape 1,1,64,64,256 --dtype bf16
+show run --step 01 --shape 1,1,64,64,64 --backward
+show run --step 00 --shape 4,8,65536,65536,64 --dtype bf16
+show run --step 02 --shape 64,64,65536,65536,128 --dtype bf16
+show bench --sweep huge
+show frobnicate
+echo "\$ CUDA_VISIBLE_DEVICES= build/attn check     # no GPU visible"
+CUDA_VISIBLE_DEVICES= build/attn check 2>&1
+echo "[exit status $?]"
