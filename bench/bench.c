@@ -295,12 +295,26 @@ done:
     db_free(&d);
 }
 
+/* The GPU's facts, and a stream with a timer (and its L2 flush buffer) on it. */
+static int gpu_setup(gpu_info *g, gpu_timer *timer)
+{
+    cudaStream_t stream;
+    return gpu_query(g) && cuda_ok(cudaStreamCreate(&stream), "cudaStreamCreate") &&
+           timer_init(timer, stream);
+}
+
+static void gpu_teardown(gpu_timer *timer)
+{
+    cudaStream_t stream = timer->stream;
+    timer_free(timer);
+    cudaStreamDestroy(stream);
+}
+
 /* ------------------------------------------------------------------------------ attn run */
 
 static int usage_run(const char *msg)
 {
-    fprintf(stderr, "attn run: %s\nusage: attn run --step S --shape B,H,Nq,Nk,D [--dtype fp32|bf16] "
-                    "[--causal] [--backward] [--inputs normal|large|late] [--seed N] [--reps N]\n", msg);
+    fprintf(stderr, "attn run: %s; attn --help shows the options\n", msg);
     return 2;
 }
 
@@ -378,9 +392,7 @@ int cmd_run(int argc, char **argv, const loaded_step *steps, int nsteps)
 
     gpu_info g;
     gpu_timer timer;
-    cudaStream_t stream;
-    if (!gpu_query(&g) || !cuda_ok(cudaStreamCreate(&stream), "cudaStreamCreate") ||
-        !timer_init(&timer, stream))
+    if (!gpu_setup(&g, &timer))
         return 2;
     printf("step       %s\n", s->name);
     printf("problem    B=%d H=%d Nq=%d Nk=%d D=%d %s %s, scale %.6g, %s, %s inputs, seed %llu\n",
@@ -401,7 +413,7 @@ int cmd_run(int argc, char **argv, const loaded_step *steps, int nsteps)
         if (!case_prepare(&c, &p, mode, seed, backward))
             return 2;
         check_result r;
-        if (!case_run(&c, s, backward, stream, &r))
+        if (!case_run(&c, s, backward, timer.stream, &r))
             return 2;
         printf("check      vs the fp64 CPU reference:");
         for (int t = 0; t < r.n; t++)
@@ -456,8 +468,7 @@ int cmd_run(int argc, char **argv, const loaded_step *steps, int nsteps)
         inputs_free(&in);
         outputs_free(&ref);
     }
-    timer_free(&timer);
-    cudaStreamDestroy(stream);
+    gpu_teardown(&timer);
     return rc;
 }
 
@@ -520,8 +531,7 @@ static double now_s(void)
 
 static int usage_bench(const char *msg)
 {
-    fprintf(stderr, "attn bench: %s\nusage: attn bench --sweep blog|seed1 [--steps S,S,...] "
-                    "[--out FILE.csv] [--quick] [--reps N]\n", msg);
+    fprintf(stderr, "attn bench: %s; attn --help shows the options\n", msg);
     return 2;
 }
 
@@ -587,9 +597,7 @@ int cmd_bench(int argc, char **argv, const loaded_step *steps, int nsteps)
         return fprintf(stderr, "attn: cannot write %s\n", out_path), 2;
     gpu_info g;
     gpu_timer timer;
-    cudaStream_t stream;
-    if (!gpu_query(&g) || !cuda_ok(cudaStreamCreate(&stream), "cudaStreamCreate") ||
-        !timer_init(&timer, stream))
+    if (!gpu_setup(&g, &timer))
         return 2;
     fprintf(out, "gpu,step,pass,dtype,batch,heads,seq_q,seq_k,head_dim,causal,ms_median,ms_min,"
                  "ms_max,tflops,workspace_bytes,status\n");
@@ -663,8 +671,7 @@ int cmd_bench(int argc, char **argv, const loaded_step *steps, int nsteps)
     }
     if (out != stdout)
         fclose(out);
-    timer_free(&timer);
-    cudaStreamDestroy(stream);
+    gpu_teardown(&timer);
     fprintf(stderr, "attn bench: %d rows%s%s in %.0f s; %d wrong or failed\n", rows,
             out_path ? " to " : "", out_path ? out_path : "", now_s() - t0, bad_rows);
     return fatal ? 2 : bad_rows ? 1 : 0;

@@ -34,6 +34,10 @@ else
     echo "make bench: no python3 here; the SDPA peers are skipped" >&2
 fi
 if [ $# -eq 0 ]; then
-    make --no-print-directory plots GPU="$slug" || status=1
+    if command -v gnuplot >/dev/null; then
+        make --no-print-directory plots GPU="$slug" || status=1
+    else
+        echo "make bench: no gnuplot here; the results are in $out, draw the charts with make plots GPU=$slug where gnuplot is" >&2
+    fi
 fi
 exit $status

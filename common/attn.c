@@ -116,7 +116,8 @@ static int cmd_check(int argc, char **argv, const loaded_step *all, int nall)
             if (!parse_u64(argv[++i], &seed))
                 return bad("--seed takes a whole number >= 0");
         } else {
-            fprintf(stderr, "attn check: unknown or incomplete option '%s'\n%s", argv[i], usage);
+            fprintf(stderr, "attn check: unknown or incomplete option '%s'; attn --help shows the options\n",
+                    argv[i]);
             return 2;
         }
     }
@@ -153,7 +154,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "info") == 0)
         return cmd_info();
     if (strcmp(cmd, "list") && strcmp(cmd, "check") && strcmp(cmd, "run") && strcmp(cmd, "bench")) {
-        fprintf(stderr, "attn: unknown command '%s'\n%s", cmd, usage);
+        fprintf(stderr, "attn: unknown command '%s' (attn --help lists the commands)\n", cmd);
         return 2;
     }
     loaded_step steps[MAX_STEPS];

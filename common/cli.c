@@ -35,16 +35,23 @@ int parse_u64(const char *s, uint64_t *out)
 int parse_shape(const char *s, attn_problem *p, char *err, size_t errn)
 {
     static const char *names[5] = {"B", "H", "Nq", "Nk", "D"};
-    long v[5];
     const char *c = s ? s : "";
+    int fields = 1;
+    for (const char *x = c; *x; x++)
+        fields += *x == ',';
+    if (fields != 5) {
+        snprintf(err, errn, "bad shape '%s': expected B,H,Nq,Nk,D, five whole numbers >= 1 (got %d field%s)",
+                 c, fields, fields == 1 ? "" : "s");
+        return 0;
+    }
+    long v[5];
     for (int n = 0; n < 5; n++) {
         char *end;
         errno = 0;
         v[n] = strtol(c, &end, 10);
-        const char want = n < 4 ? ',' : 0;
-        if (end == c || *end != want || errno || v[n] < 1 || v[n] > INT_MAX || *c == '-' || *c == '+' || *c == ' ') {
-            snprintf(err, errn, "bad shape '%s': expected B,H,Nq,Nk,D, five whole numbers >= 1 (%s is wrong)",
-                     s ? s : "", names[n]);
+        if (*c < '0' || *c > '9' || *end != (n < 4 ? ',' : 0) || errno || v[n] < 1 || v[n] > INT_MAX) {
+            snprintf(err, errn, "bad shape '%s': %s must be a whole number >= 1 (B,H,Nq,Nk,D)", s,
+                     names[n]);
             return 0;
         }
         c = end + 1;

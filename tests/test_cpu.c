@@ -448,7 +448,7 @@ Test(cli, attn_rejects_bad_input)
     static const struct { const char *args, *says; } cases[] = {
         {"run --step 42 --shape 1,1,8,8,8", "unknown step '42'"},
         {"run --step 02 --shape 1,1,8,8", "bad shape '1,1,8,8'"},
-        {"run --step 02 --shape 1,0,8,8,8", "five whole numbers >= 1"},
+        {"run --step 02 --shape 1,0,8,8,8", "H must be a whole number >= 1"},
         {"run --step 02 --shape 1,1,8,8,8 --dtype fp16", "unknown dtype 'fp16'"},
         {"run --step 02", "--step and --shape are required"},
         {"frobnicate", "unknown command 'frobnicate'"},
@@ -460,6 +460,8 @@ Test(cli, attn_rejects_bad_input)
         int rc = run_attn(cases[i].args, out, sizeof out);
         cr_expect(rc == 2, "attn %s: exit %d, expected 2", cases[i].args, rc);
         cr_expect(strstr(out, cases[i].says) != NULL, "attn %s said:\n%s", cases[i].args, out);
+        cr_expect(!strchr(out, '\n') || !strchr(strchr(out, '\n') + 1, '\n'), "attn %s: more than one line:\n%s",
+                  cases[i].args, out);
         cr_expect(!strstr(out, "Segmentation") && !strstr(out, "CUDA error"), "attn %s: %s", cases[i].args, out);
     }
     int rc = run_attn("--help", out, sizeof out);
