@@ -44,11 +44,13 @@ int check_grid(attn_problem *out, int max)
 }
 
 /* Bounds on rel-L2 against the fp64 reference, set from the errors measured on the H200
- * (every step, the whole grid, all three input modes), with a margin of 2x or more over the
- * worst case. Worst measured in bench/results/h200/check-fb7d825.csv:
+ * (every step, the whole grid, all three input modes), with a margin over the worst case.
+ * Worst measured in bench/results/h200/check-fb7d825.csv and check-06d5df4.csv:
  *            O        lse      dQ       dK       dV
- *   fp32   5.7e-6   2.5e-7   2.9e-5   8.8e-6   7.6e-6   (large and late scores; normal ~1e-6)
- *   bf16   2.6e-3   2.4e-7   2.6e-2   6.0e-3   2.4e-3
+ *   fp32   5.7e-6   2.7e-7   3.5e-5   8.8e-6   7.6e-6   (large and late scores; normal ~1e-6)
+ *   bf16   2.6e-3   2.4e-7   1.2e-2*  6.0e-3   2.8e-3
+ * (*) but 2.6e-2 and once 5.6e-2 on D = 1 with large scores: the bf16 gradients also get the
+ * per-case floor of grad_floor() below, and the fixed bound covers the well-conditioned rest.
  * fp32 is fp32 math on exact inputs: its error grows with the size of the scores (an absolute
  * error of eps*|s| in a score is a relative error of eps*|s| in its probability), so the large and
  * late inputs set it. bf16 outputs are rounded to bf16 (a rel-L2 near 1.1e-3 from that alone) and
@@ -64,7 +66,7 @@ double check_bound(attn_dtype t, const char *tensor)
     if (strcmp(tensor, "O") == 0)
         return bf16 ? 1e-2 : 2e-5;
     if (strcmp(tensor, "dQ") == 0)
-        return bf16 ? 5e-2 : 1e-4;
+        return bf16 ? 2e-2 : 1e-4;
     if (strcmp(tensor, "dK") == 0)
         return bf16 ? 2e-2 : 1e-4;
     return bf16 ? 1e-2 : 1e-4;   /* dV */
@@ -73,6 +75,37 @@ double check_bound(attn_dtype t, const char *tensor)
 static double *alloc_d(size_t n)
 {
     return malloc((n ? n : 1) * sizeof(double));
+}
+
+/* A bf16 backward feeds P and dS to the tensor cores in bf16, and dQ = scale sum_j dS_ij k_j
+ * sums terms that cancel (sum_j dS_ij = 0), so on some inputs rounding dS alone costs more than
+ * any fixed bound allows: measured up to 5.6e-2 on dQ with D = 1 and large scores, where a
+ * row's scores q_i k_j are rank one and its softmax nearly one-hot. The floor is that cost,
+ * measured on the case itself: the fp64 backward with P and dS rounded to bf16 and the outputs
+ * rounded to bf16, against the exact one, times 2 (FA2's tests use the same "twice the error of
+ * a reference in the same precision" rule). A step may be as inexact as its precision forces on
+ * these inputs, with a margin, and no more. */
+static int grad_floor(check_case *c)
+{
+    const size_t n[3] = {c->in.n_q, c->in.n_kv, c->in.n_kv};
+    const double *exact[3] = {c->dq, c->dk, c->dv};
+    double *g[3] = {alloc_d(n[0]), alloc_d(n[1]), alloc_d(n[2])};
+    float *f = malloc((n[0] > n[1] ? n[0] : n[1]) * sizeof(float));
+    int ok = g[0] && g[1] && g[2] && f;
+    if (ok) {
+        ref_backward(&c->p, c->in.q, c->in.k, c->in.v, c->bwd_o, c->bwd_lse, c->in.d_o,
+                     ATTN_BF16, g[0], g[1], g[2]);
+        for (int t = 0; t < 3; t++) {
+            for (size_t i = 0; i < n[t]; i++)
+                f[i] = (float)g[t][i];
+            round_to_dtype(f, n[t], ATTN_BF16);
+            c->grad_floor[t] = 2 * attn_compare(exact[t], f, n[t]).rel_l2;
+        }
+    }
+    free(f);
+    for (int t = 0; t < 3; t++)
+        free(g[t]);
+    return ok;
 }
 
 int case_prepare(check_case *c, const attn_problem *p, input_mode mode, uint64_t seed,
@@ -105,8 +138,10 @@ int case_prepare(check_case *c, const attn_problem *p, input_mode mode, uint64_t
         round_to_dtype(c->bwd_o, c->in.n_q, p->dtype);
         for (size_t i = 0; i < c->in.n_lse; i++)
             c->bwd_lse[i] = (float)c->lse[i];
-        ref_backward(p, c->in.q, c->in.k, c->in.v, c->bwd_o, c->bwd_lse, c->in.d_o, c->dq, c->dk,
-                     c->dv);
+        ref_backward(p, c->in.q, c->in.k, c->in.v, c->bwd_o, c->bwd_lse, c->in.d_o, ATTN_FP32,
+                     c->dq, c->dk, c->dv);
+        if (p->dtype == ATTN_BF16 && !grad_floor(c))
+            goto fail;
     }
     return 1;
 fail:
@@ -137,7 +172,8 @@ static const char *status_name(attn_status s)
 
 /* Download a device tensor and compare it with the reference. */
 static int compare(tensor_result *t, const char *name, const double *ref, const void *dev,
-                   size_t n, attn_dtype dt, int rows, int cols, attn_dtype bound_dtype)
+                   size_t n, attn_dtype dt, int rows, int cols, attn_dtype bound_dtype,
+                   double floor)
 {
     float *h = malloc((n ? n : 1) * sizeof(float));
     if (!h || !dev_download(h, dev, n, dt)) {
@@ -147,6 +183,8 @@ static int compare(tensor_result *t, const char *name, const double *ref, const 
     t->name = name;
     t->err = attn_compare(ref, h, n);
     t->bound = check_bound(bound_dtype, name);
+    if (floor > t->bound)
+        t->bound = floor;
     t->pass = attn_err_pass(&t->err, t->bound);
     t->rows = rows;
     t->cols = cols;
@@ -213,13 +251,13 @@ int case_run(const check_case *c, const attn_step *s, int backward, cudaStream_t
     const int d = p->head_dim;
     if (!backward) {
         r->n = 2;
-        ok = compare(&r->t[0], "O", c->o, o, nq, dt, p->seq_q, d, dt) &&
-             compare(&r->t[1], "lse", c->lse, lse, nl, ATTN_FP32, p->seq_q, 1, dt);
+        ok = compare(&r->t[0], "O", c->o, o, nq, dt, p->seq_q, d, dt, 0) &&
+             compare(&r->t[1], "lse", c->lse, lse, nl, ATTN_FP32, p->seq_q, 1, dt, 0);
     } else {
         r->n = 3;
-        ok = compare(&r->t[0], "dQ", c->dq, dq, nq, dt, p->seq_q, d, dt) &&
-             compare(&r->t[1], "dK", c->dk, dk, nkv, dt, p->seq_k, d, dt) &&
-             compare(&r->t[2], "dV", c->dv, dv, nkv, dt, p->seq_k, d, dt);
+        ok = compare(&r->t[0], "dQ", c->dq, dq, nq, dt, p->seq_q, d, dt, c->grad_floor[0]) &&
+             compare(&r->t[1], "dK", c->dk, dk, nkv, dt, p->seq_k, d, dt, c->grad_floor[1]) &&
+             compare(&r->t[2], "dV", c->dv, dv, nkv, dt, p->seq_k, d, dt, c->grad_floor[2]);
     }
     if (!ok)
         goto done;
@@ -387,7 +425,7 @@ int check_run_all(const attn_step *const *steps, int nsteps, int mode, uint64_t 
             for (int x = 0; x < 5; x++)
                 fprintf(log, " %.0e", check_bound((attn_dtype)t, tensor_names[x]));
         }
-        fprintf(log, "\n");
+        fprintf(log, "; bf16 gradients: or twice the error of bf16 operands, if larger\n");
         for (int s = 0; s < nsteps; s++) {
             fprintf(log, "%-24s PASS %3d  FAIL %d  XFAIL %3d  XPASS %3d  SKIP %3d\n", steps[s]->name,
                     sum[s].count[V_PASS], sum[s].count[V_FAIL], sum[s].count[V_XFAIL],

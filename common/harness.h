@@ -63,10 +63,12 @@ void ref_forward_tiled(const attn_problem *p, const float *q, const float *k, co
 /* The backward as a function of exactly what a step's backward receives: q, k, v, the forward's
  * o and lse, and d_o. P = exp(S - lse), dV = P^T dO, dP = dO V^T, D = rowsum(dO * O),
  * dS = P * (dP - D), dQ = scale dS K, dK = scale dS^T Q. With the exact o and lse these are the
- * gradients of sum(dO * O). */
+ * gradients of sum(dO * O). operands = ATTN_FP32 computes it exactly (in fp64); ATTN_BF16 rounds
+ * P and dS to bf16 where they become operands of the next product, as a bf16 tensor-core
+ * backward must: the error that costs is the floor any such step can reach. */
 void ref_backward(const attn_problem *p, const float *q, const float *k, const float *v,
-                  const float *o, const float *lse, const float *d_o, double *dq, double *dk,
-                  double *dv);
+                  const float *o, const float *lse, const float *d_o, attn_dtype operands,
+                  double *dq, double *dk, double *dv);
 
 /* ---------------------------------------------------------------- metrics.c */
 typedef struct {
@@ -162,6 +164,8 @@ typedef struct {
     double *o, *lse;                  /* forward reference */
     float *bwd_o, *bwd_lse;           /* what the backward receives: o rounded to the dtype, lse */
     double *dq, *dk, *dv;             /* backward reference from those; NULL without backward */
+    double grad_floor[3];             /* dQ, dK, dV: twice the error that bf16 operands alone
+                                         cost on these inputs (0 for fp32); see check.c */
 } check_case;
 int case_prepare(check_case *c, const attn_problem *p, input_mode mode, uint64_t seed,
                  int with_backward);

@@ -98,9 +98,15 @@ void ref_forward_tiled(const attn_problem *p, const float *q, const float *k, co
     free(s);
 }
 
+/* x rounded to the operand type t (bf16 through float), or x itself. */
+static double operand(double x, attn_dtype t)
+{
+    return t == ATTN_BF16 ? (double)attn_bf16_to_f32(attn_f32_to_bf16((float)x)) : x;
+}
+
 void ref_backward(const attn_problem *p, const float *q, const float *k, const float *v,
-                  const float *o, const float *lse, const float *d_o, double *dq, double *dk,
-                  double *dv)
+                  const float *o, const float *lse, const float *d_o, attn_dtype operands,
+                  double *dq, double *dk, double *dv)
 {
     const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
     const size_t bhn = (size_t)p->batch * p->heads;
@@ -118,8 +124,8 @@ void ref_backward(const attn_problem *p, const float *q, const float *k, const f
                 dqi[e] = 0.0;
             for (int j = 0; j < visible_keys(p, i); j++) {
                 const float *kj = kh + (size_t)j * d, *vj = vh + (size_t)j * d;
-                const double pij = exp((double)p->scale * dot(qi, kj, d) - lse[row]);
-                const double ds = pij * (dot(doi, vj, d) - di);
+                const double pij = operand(exp((double)p->scale * dot(qi, kj, d) - lse[row]), operands);
+                const double ds = operand(pij * (dot(doi, vj, d) - di), operands);
                 for (int e = 0; e < d; e++) {
                     dvh[(size_t)j * d + e] += pij * doi[e];
                     dqi[e] += p->scale * ds * kj[e];

@@ -190,7 +190,7 @@ Test(reference, backward_matches_finite_differences)
             of[i] = (float)o[i];
         for (size_t i = 0; i < in.n_lse; i++)
             lsef[i] = (float)lse[i];
-        ref_backward(&p, in.q, in.k, in.v, of, lsef, in.d_o, dq, dk, dv);
+        ref_backward(&p, in.q, in.k, in.v, of, lsef, in.d_o, ATTN_FP32, dq, dk, dv);
         free(o), free(lse), free(of), free(lsef);
         check_grad(&p, &in, in.q, dq, in.n_q, "dQ");
         check_grad(&p, &in, in.k, dk, in.n_kv, "dK");
@@ -198,6 +198,41 @@ Test(reference, backward_matches_finite_differences)
         free(dq), free(dk), free(dv);
         inputs_free(&in);
     }
+}
+
+/* The reference with bf16 operands rounds P and dS: it differs from the exact backward by
+ * about bf16's rounding, not by nothing and not by much more. */
+Test(reference, backward_with_bf16_operands)
+{
+    attn_problem p = {1, 2, 20, 30, 16, 0, ATTN_BF16, 0.25f};
+    host_inputs in;
+    cr_assert(inputs_make(&in, &p, INPUT_NORMAL, 31));
+    double *o = malloc(in.n_q * sizeof(double)), *lse = malloc(in.n_lse * sizeof(double));
+    float *of = malloc(in.n_q * sizeof(float)), *lsef = malloc(in.n_lse * sizeof(float));
+    ref_forward(&p, in.q, in.k, in.v, o, lse);
+    for (size_t i = 0; i < in.n_q; i++)
+        of[i] = (float)o[i];
+    for (size_t i = 0; i < in.n_lse; i++)
+        lsef[i] = (float)lse[i];
+    double *g[2][3];
+    for (int t = 0; t < 2; t++) {
+        g[t][0] = malloc(in.n_q * sizeof(double));
+        g[t][1] = malloc(in.n_kv * sizeof(double));
+        g[t][2] = malloc(in.n_kv * sizeof(double));
+        ref_backward(&p, in.q, in.k, in.v, of, lsef, in.d_o, t ? ATTN_BF16 : ATTN_FP32, g[t][0],
+                     g[t][1], g[t][2]);
+    }
+    const size_t n[3] = {in.n_q, in.n_kv, in.n_kv};
+    for (int x = 0; x < 3; x++) {
+        float *f = malloc(n[x] * sizeof(float));
+        for (size_t i = 0; i < n[x]; i++)
+            f[i] = (float)g[1][x][i];
+        double e = attn_compare(g[0][x], f, n[x]).rel_l2;
+        cr_expect(e > 1e-4 && e < 2e-2, "tensor %d: bf16 operands cost rel-L2 %.3e", x, e);
+        free(f), free(g[0][x]), free(g[1][x]);
+    }
+    free(o), free(lse), free(of), free(lsef);
+    inputs_free(&in);
 }
 
 /* ----------------------------------------------------------------- the input generator */
