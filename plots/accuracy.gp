@@ -4,6 +4,9 @@
 # the pass bounds. Variables from draw.sh: results, out, plotdir, gpu, date, sha.
 
 load plotdir.'/_style.gp'
+if (exists("check_sha") && strlen(check_sha)) {
+    caption = gpu . (strlen(date) ? ", measured " . date : "") . ", commit " . check_sha
+}
 check = results.'/check.csv'
 measured = 'verdict=PASS|FAIL|XFAIL|XPASS'       # SKIP rows have no numbers
 

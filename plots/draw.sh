@@ -43,8 +43,10 @@ fi
 gpu=${gpu:-unknown GPU}
 date=$(meta date)
 sha=$(meta git_sha)
+# attn check may run on a later commit than the sweeps: its log's first line names it
+check_sha=$(sed -n '1s/^commit //p' "$results/check.txt" 2>/dev/null || true)
 gpumem=$(meta gpu_mem_bytes); [[ "$gpumem" =~ ^[0-9]+$ ]] || gpumem=0
-vars="results='$results'; out='$out'; plotdir='$plotdir'; gpu='$gpu'; date='$date'; sha='$sha'; gpumem=$gpumem.0"
+vars="results='$results'; out='$out'; plotdir='$plotdir'; gpu='$gpu'; date='$date'; sha='$sha'; check_sha='$check_sha'; gpumem=$gpumem.0"
 
 # why_not NAME: empty if the inputs allow chart NAME, else the reason it is skipped.
 why_not() {
