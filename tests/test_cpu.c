@@ -155,6 +155,20 @@ static double loss(const attn_problem *p, const host_inputs *in)
     return s;
 }
 
+/* The reference forward's O and lse in float: what a backward receives. */
+static void forward_as_float(const attn_problem *p, const host_inputs *in, float **o, float **lse)
+{
+    double *od = malloc(in->n_q * sizeof(double)), *ld = malloc(in->n_lse * sizeof(double));
+    *o = malloc(in->n_q * sizeof(float));
+    *lse = malloc(in->n_lse * sizeof(float));
+    ref_forward(p, in->q, in->k, in->v, od, ld);
+    for (size_t i = 0; i < in->n_q; i++)
+        (*o)[i] = (float)od[i];
+    for (size_t i = 0; i < in->n_lse; i++)
+        (*lse)[i] = (float)ld[i];
+    free(od), free(ld);
+}
+
 static void check_grad(const attn_problem *p, host_inputs *in, float *x, const double *g, size_t n,
                        const char *name)
 {
@@ -183,15 +197,10 @@ Test(reference, backward_matches_finite_differences)
         cr_assert(inputs_make(&in, &p, INPUT_NORMAL, 21 + causal));
         double *dq = malloc(in.n_q * sizeof(double)), *dk = malloc(in.n_kv * sizeof(double)),
                *dv = malloc(in.n_kv * sizeof(double));
-        double *o = malloc(in.n_q * sizeof(double)), *lse = malloc(in.n_lse * sizeof(double));
-        float *of = malloc(in.n_q * sizeof(float)), *lsef = malloc(in.n_lse * sizeof(float));
-        ref_forward(&p, in.q, in.k, in.v, o, lse);
-        for (size_t i = 0; i < in.n_q; i++)
-            of[i] = (float)o[i];
-        for (size_t i = 0; i < in.n_lse; i++)
-            lsef[i] = (float)lse[i];
+        float *of, *lsef;
+        forward_as_float(&p, &in, &of, &lsef);
         ref_backward(&p, in.q, in.k, in.v, of, lsef, in.d_o, ATTN_FP32, dq, dk, dv);
-        free(o), free(lse), free(of), free(lsef);
+        free(of), free(lsef);
         check_grad(&p, &in, in.q, dq, in.n_q, "dQ");
         check_grad(&p, &in, in.k, dk, in.n_kv, "dK");
         check_grad(&p, &in, in.v, dv, in.n_kv, "dV");
@@ -207,13 +216,8 @@ Test(reference, backward_with_bf16_operands)
     attn_problem p = {1, 2, 20, 30, 16, 0, ATTN_BF16, 0.25f};
     host_inputs in;
     cr_assert(inputs_make(&in, &p, INPUT_NORMAL, 31));
-    double *o = malloc(in.n_q * sizeof(double)), *lse = malloc(in.n_lse * sizeof(double));
-    float *of = malloc(in.n_q * sizeof(float)), *lsef = malloc(in.n_lse * sizeof(float));
-    ref_forward(&p, in.q, in.k, in.v, o, lse);
-    for (size_t i = 0; i < in.n_q; i++)
-        of[i] = (float)o[i];
-    for (size_t i = 0; i < in.n_lse; i++)
-        lsef[i] = (float)lse[i];
+    float *of, *lsef;
+    forward_as_float(&p, &in, &of, &lsef);
     double *g[2][3];
     for (int t = 0; t < 2; t++) {
         g[t][0] = malloc(in.n_q * sizeof(double));
@@ -231,7 +235,7 @@ Test(reference, backward_with_bf16_operands)
         cr_expect(e > 1e-4 && e < 2e-2, "tensor %d: bf16 operands cost rel-L2 %.3e", x, e);
         free(f), free(g[0][x]), free(g[1][x]);
     }
-    free(o), free(lse), free(of), free(lsef);
+    free(of), free(lsef);
     inputs_free(&in);
 }
 
