@@ -1,4 +1,4 @@
-/* attention.h: the contract every step exports (see README.md and DESIGN).
+/* attention.h: the contract every step exports (README.md, "The contract", tells the story).
  *
  * Each steps/NN_name/attention.cu builds to build/steps/NN_name.so, which exports
  *     extern "C" const attn_step attn_step_info;
@@ -9,7 +9,16 @@
  * Causal is top-left: query i sees key j iff j <= i (torch SDPA is_causal). Every row therefore
  * sees key 0, so no row is ever fully masked.
  * Calls are asynchronous on `stream`; the caller allocates workspace_bytes() of device memory,
- * and a step allocates nothing itself.
+ * and a step allocates nothing itself. The workspace is UNDEFINED on entry (the checks fill it
+ * with NaN before every call: a step that needs zeros writes them itself) and aligned to at least
+ * 256 bytes (cudaMalloc's alignment).
+ *
+ * Which GPUs a step runs on: cc_min and cc_max bound the compute capability (major*10 + minor,
+ * 0 = no bound), and gpu_why says what the step needs ("needs a Hopper GPU (sm_90a): wgmma").
+ * The tools test this (attn_gpu_fits) before supports(), so on another GPU every tool reports
+ * SKIP with gpu_why, and `attn list` prints the requirement without a GPU. A step whose code
+ * needs a given GPU also checks it in forward/backward itself (common/step.cuh:
+ * step_device_cc), so a direct C caller gets ATTN_ERR_UNSUPPORTED, never a launch failure.
  */
 #ifndef ATTENTION_H
 #define ATTENTION_H
@@ -56,7 +65,19 @@ typedef struct {
      * a wrong answer on p, kept on purpose for the lesson (step 01), else NULL. The harness then
      * expects a failure (XFAIL) instead of a pass. */
     const char *(*known_bug)(const attn_problem *p);
+    int cc_min, cc_max;    /* compute capability bounds, major*10+minor; 0 = none (see above) */
+    const char *gpu_why;   /* what the step needs from the GPU, or NULL */
 } attn_step;
+
+/* 1 if the step's code can run on a GPU of compute capability cc (major*10+minor); else 0 and
+ * *why names what it needs. */
+static inline int attn_gpu_fits(const attn_step *s, int cc, const char **why)
+{
+    const int ok = (!s->cc_min || cc >= s->cc_min) && (!s->cc_max || cc <= s->cc_max);
+    if (why)
+        *why = ok ? NULL : (s->gpu_why ? s->gpu_why : "not built for this GPU");
+    return ok;
+}
 
 /* The checks every step starts with, shared so that "malformed" means the same everywhere. */
 static inline attn_status attn_problem_valid(const attn_problem *p, const char **why)
