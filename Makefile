@@ -8,8 +8,8 @@ ARCH      ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=s
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I$(CUDA)/include -Icommon
 NVFLAGS   ?= -O3 -lineinfo
-NVFLAGS   += -std=c++17 $(ARCH) -shared -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings \
-             -cudart shared -Xlinker -rpath=$(CUDA)/lib64 -Icommon
+NVFLAGS_COMMON = $(NVFLAGS) -std=c++17 -shared -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
+             -Werror all-warnings -cudart shared -Xlinker -rpath=$(CUDA)/lib64 -Icommon
 LDLIBS    := -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcudart -ldl -lm
 
 STEP_SRC  := $(sort $(wildcard steps/*/attention.cu))
@@ -18,10 +18,10 @@ HARNESS   := common/tensor.c common/reference.c common/metrics.c common/gpu.c co
              common/cli.c common/check.c
 HARNESS_O := $(patsubst common/%.c,build/obj/%.o,$(HARNESS))
 HEADERS   := common/attention.h common/harness.h
-TESTS     := build/tests/cpu build/tests/gpu
+TESTS     := $(patsubst tests/test_%.c,build/tests/%,$(wildcard tests/test_*.c))
 GPU       ?= h200
 
-.PHONY: all tests test check bench plots diff sass sanitize profile deps clean help
+.PHONY: all tests test check bench plots diff sass sanitize profile tiles deps clean help
 all: $(STEP_SO) build/attn
 
 help:
@@ -32,24 +32,35 @@ help:
 	@echo "make plots      redraw plots/\$$(GPU)/*.png and the README table from bench/results/\$$(GPU)"
 	@echo "make diff A=01 B=02        the lesson between two steps"
 	@echo "make sass STEP=02 | sanitize STEP=02 | profile STEP=02"
-	@echo "ARCH='-gencode ...' overrides the targets (default sm_80, sm_90 + PTX)"
+	@echo "make tiles      build step 03 once per tile configuration (bench/tiles.sh runs them)"
+	@echo "ARCH='-gencode ...' overrides the targets (default sm_80, sm_90 + PTX); a step's own"
+	@echo "                steps/NN_name/step.mk (NN_name_ARCH, NN_name_LIBS) wins over ARCH"
 
 # ----------------------------------------------------------------------------- the steps
-build/steps/%.so: steps/%/attention.cu common/attention.h
-	@mkdir -p $(@D)
-	$(NVCC) $(NVFLAGS) -o $@ $< $(STEP_LIBS)
+# A step may carry steps/NN_name/step.mk with its own settings, by the step's folder name:
+#   NN_name_ARCH := -gencode arch=compute_90a,code=sm_90a   (replaces ARCH for this step alone:
+#                                                           `make ARCH=...` cannot clobber it)
+#   NN_name_LIBS := -lcublas                                (extra link libraries)
+-include $(wildcard steps/*/step.mk)
+step_arch = $(or $($(1)_ARCH),$(ARCH))
+STEP_NVFLAGS = $(NVFLAGS_COMMON) $(call step_arch,$(1))
 
-# step 00 is the only one that calls cuBLAS
-build/steps/00_materialized.so: STEP_LIBS = -lcublas
+build/steps/%.so: steps/%/attention.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(call STEP_NVFLAGS,$*) -MMD -MP -MF build/steps/$*.d -o $@ $< $($*_LIBS)
+
+-include $(wildcard build/steps/*.d)
 
 # ---------------------------------------------------------------------- harness and tools
-build/obj/%.o: common/%.c $(HEADERS)
+build/obj/%.o: common/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-build/obj/bench.o: bench/bench.c $(HEADERS)
+build/obj/bench.o: bench/bench.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(wildcard build/obj/*.d)
 
 build/libharness.a: $(HARNESS_O)
 	ar rcs $@ $^
@@ -60,9 +71,11 @@ build/attn: build/obj/attn.o build/obj/bench.o build/libharness.a
 # ---------------------------------------------------------------------------------- tests
 tests: $(TESTS)
 
-build/tests/%: tests/test_%.c tests/run_attn.h build/libharness.a $(HEADERS)
+build/tests/%: tests/test_%.c build/libharness.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< build/libharness.a $(LDLIBS) -lcriterion
+	$(CC) $(CFLAGS) -MMD -MP -o $@ $< build/libharness.a $(LDLIBS) -lcriterion
+
+-include $(wildcard build/tests/*.d)
 
 # Debian packages the tests and charts need; installed when running as root, else named.
 DEB_PKGS := libcriterion-dev gnuplot-nox
@@ -75,10 +88,15 @@ deps:
 	  else echo "missing Debian packages; run: sudo apt-get install -y$$missing"; exit 1; fi; \
 	fi
 
-# The GPU tests run verbosely so that, without a GPU, each one says why it skipped.
+# Every tests/test_NAME.c is a Criterion binary build/tests/NAME; the GPU tests run verbosely so
+# that, without a GPU, each one says why it skipped. The Python front door's tests run where
+# PyTorch is installed, and say that they skipped elsewhere.
 test: deps all tests
-	build/tests/cpu
-	build/tests/gpu --verbose
+	@set -e; for t in $(TESTS); do echo "== $$t"; \
+	  if [ "$$t" = build/tests/gpu ]; then $$t --verbose; else $$t; fi; done
+	@if python3 -c "import torch" 2>/dev/null; then \
+	  echo "== tests/test_torch.py"; python3 tests/test_torch.py; \
+	else echo "== tests/test_torch.py skipped: PyTorch is not installed here (python3 -c 'import torch' failed)"; fi
 
 check: all
 	build/attn check
@@ -92,29 +110,56 @@ plots:
 	plots/readme_table.sh bench/results/$(GPU) README.md
 
 # --------------------------------------------------------------------------- for readers
+# A step is named by its number, with or without the leading zero (A=1 is steps/01_*).
+step_dir = $(firstword $(wildcard steps/$(shell printf '%02d' '$(1)' 2>/dev/null)_*) $(wildcard steps/$(1)_*))
 A ?= 01
 B ?= 02
 diff:
-	@a=$$(ls -d steps/$(A)_* 2>/dev/null | head -1); b=$$(ls -d steps/$(B)_* 2>/dev/null | head -1); \
+	@a="$(call step_dir,$(A))"; b="$(call step_dir,$(B))"; \
 	if [ -z "$$a" ] || [ -z "$$b" ]; then echo "make diff: no step $(A) or $(B) (try A=01 B=02)"; exit 2; fi; \
 	diff -u $$a/attention.cu $$b/attention.cu; true
 
 STEP ?= 02
-STEP_DIR = $(firstword $(wildcard steps/$(STEP)_*))
+STEP_DIR = $(call step_dir,$(STEP))
+STEP_NAME = $(notdir $(STEP_DIR))
+need_step = @test -n "$(STEP_DIR)" || { echo "make $@: no step $(STEP) (make $@ STEP=02)"; exit 2; }
+need_tool = @test -x $(1) || { echo "make $@: $(1) is missing (it comes with the full CUDA toolkit; set CUDA=/path/to/cuda)"; exit 2; }
+
+# Registers, spills and shared memory per kernel (ptxas), then the SASS: built with the step's own
+# flags, exactly as `make` builds it.
 sass: all
-	@test -n "$(STEP_DIR)" || { echo "make sass: no step $(STEP)"; exit 2; }
-	$(NVCC) $(NVFLAGS) -Xptxas -v -o /dev/null $(STEP_DIR)/attention.cu 2>&1 | grep -E "Compiling|registers|spill"
+	$(need_step)
+	$(NVCC) $(call STEP_NVFLAGS,$(STEP_NAME)) -Xptxas -v -o /dev/null $(STEP_DIR)/attention.cu 2>&1 | grep -E "Compiling|registers|spill|smem"
 	@if command -v cuobjdump >/dev/null || test -x $(CUDA)/bin/cuobjdump; then \
-	  PATH=$(CUDA)/bin:$$PATH cuobjdump --dump-sass build/steps/$(notdir $(STEP_DIR)).so; \
+	  PATH=$(CUDA)/bin:$$PATH cuobjdump --dump-sass build/steps/$(STEP_NAME).so; \
 	else echo "make sass: no cuobjdump here (the CUDA toolkit's full install has it); registers above"; fi
 
 sanitize: all
-	$(CUDA)/bin/compute-sanitizer --tool memcheck build/attn check --step $(STEP)
-	$(CUDA)/bin/compute-sanitizer --tool racecheck build/attn check --step $(STEP)
+	$(need_step)
+	$(call need_tool,$(CUDA)/bin/compute-sanitizer)
+	$(CUDA)/bin/compute-sanitizer --tool memcheck --error-exitcode 1 build/attn check --step $(STEP)
+	$(CUDA)/bin/compute-sanitizer --tool racecheck --error-exitcode 1 build/attn check --step $(STEP)
+	$(CUDA)/bin/compute-sanitizer --tool synccheck --error-exitcode 1 build/attn check --step $(STEP)
 
 profile: all
+	$(need_step)
+	$(call need_tool,$(CUDA)/bin/ncu)
 	$(CUDA)/bin/ncu --clock-control none --set full -k regex:attention\|softmax \
 	  build/attn run --step $(STEP) --shape 4,8,4096,4096,64 --dtype bf16 --reps 3
+
+# The tile sweep of step 03: the step built once per (Br, Bc, warps, stages) with TILE_* macros,
+# into build/tiles/<config>/03_larger_tiles.so, each with its ptxas report; bench/tiles.sh runs them.
+TILE_BR ?= 64 128
+TILE_BC ?= 32 64 128
+TILE_WARPS ?= 4 8
+TILE_STAGES ?= 2 3
+TILE_CONFIGS := $(foreach r,$(TILE_BR),$(foreach c,$(TILE_BC),$(foreach w,$(TILE_WARPS),$(foreach s,$(TILE_STAGES),br$(r)_bc$(c)_w$(w)_s$(s)))))
+tiles: $(foreach t,$(TILE_CONFIGS),build/tiles/$(t)/03_larger_tiles.so) build/attn
+build/tiles/%/03_larger_tiles.so: steps/03_larger_tiles/attention.cu
+	@mkdir -p $(@D)
+	@set -- $$(echo $* | sed 's/br\([0-9]*\)_bc\([0-9]*\)_w\([0-9]*\)_s\([0-9]*\)/\1 \2 \3 \4/'); \
+	$(NVCC) $(call STEP_NVFLAGS,03_larger_tiles) -DTILE_BR=$$1 -DTILE_BC=$$2 -DTILE_WARPS=$$3 \
+	  -DTILE_STAGES=$$4 -Xptxas -v -o $@ $< > $(@D)/ptxas.txt 2>&1 || { cat $(@D)/ptxas.txt; exit 1; }
 
 clean:
 	rm -rf build

@@ -133,6 +133,8 @@ static int cmd_check(int argc, char **argv, const loaded_step *all, int nall)
         return 2;
     }
     check_totals tot;
+    check_set_gpu_reference(steps_find(all, nall, "00"));
+    steps_report_load_errors(stdout, "attn check");
     const int ok = check_run_all(sel, nsel, -1, seed, stdout, csv, &tot);
     if (csv)
         fclose(csv);

@@ -122,8 +122,13 @@ int timer_reps(double one_ms, double target_ms, int lo, int hi);
 typedef struct { const attn_step *info; void *handle; } loaded_step;
 #define MAX_STEPS 64
 /* Loads every build/steps/NN_*.so, sorted by name. The folder is $ATTN_STEPS_DIR, else
- * steps/ (or ../steps/) next to the executable. Returns the count, or -1 with err set. */
+ * steps/ (or ../steps/) next to the executable. Returns the count, or -1 with err set when no
+ * step at all could be loaded. A .so that fails to load is skipped and remembered with the
+ * loader's message: steps_load_errors lists them, steps_report_load_errors prints one line each. */
 int steps_load(loaded_step *out, int max, char *err, size_t errn);
+typedef struct { char file[256]; char error[512]; } step_load_error;
+int steps_load_errors(const step_load_error **out);
+void steps_report_load_errors(FILE *f, const char *prefix);
 /* "2", "02" or "02_ragged_mask" -> the step, or NULL. */
 const attn_step *steps_find(const loaded_step *s, int n, const char *spec);
 
@@ -149,8 +154,11 @@ void fmt_shape(const attn_problem *p, char *out, size_t n);   /* "B,H,Nq,Nk,D" *
 typedef enum { V_PASS = 0, V_FAIL, V_XFAIL, V_XPASS, V_SKIP } verdict;
 const char *verdict_name(verdict v);
 
-/* The shape grid of DESIGN.md x dtype x causal, in a fixed order. */
+/* The shape grid x dtype x causal, in a fixed order (check.c lists the shapes and why). */
 int check_grid(attn_problem *out, int max);
+/* Long grid cases (too slow for the fp64 CPU reference) use this step, run in fp32 on the GPU,
+ * as their reference: step 00, itself checked against the CPU. Without it they are SKIP. */
+void check_set_gpu_reference(const attn_step *step00);
 /* The bound on rel-L2 per dtype and tensor ("O", "lse", "dQ", "dK", "dV"); check.c says where
  * each number comes from. */
 double check_bound(attn_dtype t, const char *tensor);
@@ -166,6 +174,8 @@ typedef struct {
     double *dq, *dk, *dv;             /* backward reference from those; NULL without backward */
     double grad_floor[3];             /* dQ, dK, dV: twice the error that bf16 operands alone
                                          cost on these inputs (0 for fp32); see check.c */
+    int gpu_reference;                /* 1: a long case, its reference is step 00 in fp32 */
+    const char *skip_why;             /* set when the case has no usable reference */
 } check_case;
 int case_prepare(check_case *c, const attn_problem *p, input_mode mode, uint64_t seed,
                  int with_backward);
@@ -199,7 +209,10 @@ void check_print_failure(FILE *f, const check_case *c, const check_result *r, co
  * backward where a step has one. One line per case on `log` (may be NULL), failures in detail,
  * a summary at the end; one row per tensor on `csv` (may be NULL). Returns 0 only when the
  * harness itself failed. */
-typedef struct { int count[5]; } check_totals;
+typedef struct {
+    int count[5];         /* cases per verdict */
+    int ran[MAX_STEPS];   /* per selected step: cases that ran (not SKIP) */
+} check_totals;
 int check_run_all(const attn_step *const *steps, int nsteps, int mode, uint64_t seed, FILE *log,
                   FILE *csv, check_totals *totals);
 

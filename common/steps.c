@@ -44,8 +44,20 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static step_load_error load_errors[MAX_STEPS];
+static int n_load_errors;
+
+int steps_load_errors(const step_load_error **out)
+{
+    *out = load_errors;
+    return n_load_errors;
+}
+
+/* One .so that does not load (a missing library, a stale build, not a step at all) is recorded
+ * with the loader's message and skipped: it must not take the other steps down. */
 int steps_load(loaded_step *out, int max, char *err, size_t errn)
 {
+    n_load_errors = 0;
     char dir[PATH_MAX];
     if (!steps_dir(dir, sizeof dir)) {
         snprintf(err, errn, "no steps folder found (build the steps with make, or set ATTN_STEPS_DIR)");
@@ -66,18 +78,22 @@ int steps_load(loaded_step *out, int max, char *err, size_t errn)
     }
     closedir(d);
     qsort(names, (size_t)n, sizeof *names, cmp_name);
-    int count = 0, ok = 1;
+    int count = 0;
     for (int i = 0; i < n; i++) {
-        if (ok && count < max) {
+        if (count < max) {
             char path[PATH_MAX + 256];
             snprintf(path, sizeof path, "%s/%s", dir, names[i]);
             void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+            const char *msg = h ? NULL : dlerror();
             const attn_step *info = h ? dlsym(h, "attn_step_info") : NULL;
+            if (h && !info)
+                msg = "no attn_step_info symbol (not a step built against common/attention.h)";
             if (!info) {
-                snprintf(err, errn, "cannot load %s: %s", path, dlerror());
+                step_load_error *le = &load_errors[n_load_errors++];
+                snprintf(le->file, sizeof le->file, "%s", names[i]);
+                snprintf(le->error, sizeof le->error, "%s", msg ? msg : "unknown loader error");
                 if (h)
                     dlclose(h);
-                ok = 0;
             } else {
                 out[count].info = info;
                 out[count].handle = h;
@@ -86,13 +102,22 @@ int steps_load(loaded_step *out, int max, char *err, size_t errn)
         }
         free(names[i]);
     }
-    if (!ok)
-        return -1;
     if (count == 0) {
-        snprintf(err, errn, "no steps in %s (run make)", dir);
+        if (n_load_errors)
+            snprintf(err, errn, "no step in %s could be loaded; %s: %s", dir, load_errors[0].file,
+                     load_errors[0].error);
+        else
+            snprintf(err, errn, "no steps in %s (run make)", dir);
         return -1;
     }
     return count;
+}
+
+void steps_report_load_errors(FILE *f, const char *prefix)
+{
+    for (int i = 0; i < n_load_errors; i++)
+        fprintf(f, "%s: skipping %s: it does not load: %s\n", prefix, load_errors[i].file,
+                load_errors[i].error);
 }
 
 const attn_step *steps_find(const loaded_step *s, int n, const char *spec)

@@ -1,5 +1,6 @@
 /* CPU tests: the reference, the harness and the CLI. They always run, GPU or not. */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -435,6 +436,25 @@ Test(cli, gpu_slug)
 
 /* ----------------------------------------------------------------- the steps' contract */
 
+/* A case the step says it supports: the first of fp32/bf16 x a few head dims it accepts.
+ * Steps differ (00-02 take fp32 and D up to 128; the tensor-core steps bf16 at D 64 and 128), so
+ * each step is tested on what it declares, and a step that declares nothing fails. */
+static int supported_case(const attn_step *s, attn_problem *out)
+{
+    static const int dims[] = {64, 128, 32, 16, 8, 256};
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
+            attn_problem p = problem(1, 1, 8, 8, dims[i], 0);
+            p.dtype = t ? ATTN_BF16 : ATTN_FP32;
+            const char *why = NULL;
+            if (s->supports(&p, 0, &why) == ATTN_OK) {
+                *out = p;
+                return 1;
+            }
+        }
+    return 0;
+}
+
 /* Loading a step and asking it questions needs no GPU: malformed problems are INVALID,
  * what a step cannot do is UNSUPPORTED with a reason, and NULL pointers never launch. */
 Test(contract, every_step_validates_its_input)
@@ -447,8 +467,14 @@ Test(contract, every_step_validates_its_input)
         const attn_step *s = steps[i].info;
         cr_expect(s->name && s->summary && s->supports && s->workspace_bytes && s->forward,
                   "%s: incomplete attn_step", s->name);
-        cr_expect(atoi(s->name) == i || i > 0, "steps out of order");
-        attn_problem good = problem(1, 1, 8, 8, 64, 0);
+        cr_expect(i == 0 || strcmp(steps[i - 1].info->name, s->name) < 0, "steps out of order");
+        cr_expect(s->cc_min >= 0 && s->cc_max >= 0 && (!s->cc_max || s->cc_max >= s->cc_min),
+                  "%s: compute-capability bounds %d..%d", s->name, s->cc_min, s->cc_max);
+        cr_expect(!(s->cc_min || s->cc_max) || (s->gpu_why && *s->gpu_why),
+                  "%s: needs a particular GPU but gpu_why does not say which", s->name);
+        attn_problem good;
+        cr_assert(supported_case(s, &good), "%s supports no fp32 or bf16 case at D in "
+                  "{8,...,256}, 1,1,8,8,D", s->name);
         attn_problem bad[6];
         for (int b = 0; b < 6; b++)
             bad[b] = good;
@@ -467,17 +493,77 @@ Test(contract, every_step_validates_its_input)
         }
         const char *why = NULL;
         cr_expect(s->supports(NULL, 0, &why) == ATTN_ERR_INVALID, "%s: NULL problem", s->name);
-        cr_expect(s->supports(&good, 0, &why) == ATTN_OK, "%s rejects 1,1,8,8,64 fp32: %s", s->name, why);
         cr_expect(s->forward(&good, NULL, NULL, NULL, NULL, NULL, NULL, 0) == ATTN_ERR_INVALID,
                   "%s: forward with NULL tensors", s->name);
-        if (s->backward)
-            cr_expect(s->backward(&good, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0) ==
-                          ATTN_ERR_INVALID, "%s: backward with NULL tensors", s->name);
-        attn_problem wide = problem(1, 1, 8, 8, 4096, 0);
+        if (s->backward) {
+            attn_problem gb = good;
+            if (s->supports(&gb, 1, &why) != ATTN_OK)
+                gb.dtype = gb.dtype == ATTN_FP32 ? ATTN_BF16 : ATTN_FP32;
+            if (s->supports(&gb, 1, &why) == ATTN_OK)
+                cr_expect(s->backward(&gb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                      NULL, 0) == ATTN_ERR_INVALID,
+                          "%s: backward with NULL tensors", s->name);
+        }
+        attn_problem wide = good;
+        wide.head_dim = 4096;
         if (s->supports(&wide, 0, &why) != ATTN_OK)
             cr_expect(s->supports(&wide, 0, &why) == ATTN_ERR_UNSUPPORTED && why && *why,
                       "%s: D=4096 refused without a reason", s->name);
+        /* the other dtype: supported, or refused with a reason */
+        attn_problem other = good;
+        other.dtype = good.dtype == ATTN_FP32 ? ATTN_BF16 : ATTN_FP32;
+        if (s->supports(&other, 0, &why) != ATTN_OK)
+            cr_expect(s->supports(&other, 0, &why) == ATTN_ERR_UNSUPPORTED && why && *why,
+                      "%s: %s refused without a reason", s->name, dtype_name(other.dtype));
     }
+}
+
+/* The GPU requirement: a step bounded to cc 9.0 fits 9.0 only, and says why elsewhere. */
+Test(contract, gpu_requirement)
+{
+    attn_step s = {0};
+    s.cc_min = 90;
+    s.cc_max = 90;
+    s.gpu_why = "needs a Hopper GPU (sm_90a): wgmma";
+    const char *why = NULL;
+    cr_expect(attn_gpu_fits(&s, 90, &why) && why == NULL);
+    cr_expect(!attn_gpu_fits(&s, 80, &why) && why && strstr(why, "Hopper"));
+    cr_expect(!attn_gpu_fits(&s, 100, &why));
+    s.cc_max = 0;
+    cr_expect(attn_gpu_fits(&s, 100, &why) && !attn_gpu_fits(&s, 89, &why));
+    attn_step any = {0};
+    cr_expect(attn_gpu_fits(&any, 0, &why) && attn_gpu_fits(&any, 75, &why));
+}
+
+/* A .so that does not load (not a step, or a library the machine lacks) is reported with the
+ * loader's message and skipped; the other steps load. Built in a scratch folder: a copy of a
+ * real step next to a broken one and one without attn_step_info. */
+Test(contract, a_step_that_fails_to_load_does_not_take_the_others_down)
+{
+    loaded_step steps[MAX_STEPS];
+    char err[512], dir[] = "/tmp/attn-steps-XXXXXX", cmd[1024];
+    int n = steps_load(steps, MAX_STEPS, err, sizeof err);
+    cr_assert(n > 0, "%s", err);
+    Dl_info where;
+    cr_assert(dladdr(steps[0].info, &where) && where.dli_fname);
+    cr_assert(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "cp '%s' %s/02_good.so && printf 'not an ELF file' > %s/50_broken.so && "
+             "cc -shared -fPIC -o %s/60_nosymbol.so -x c /dev/null", where.dli_fname, dir, dir, dir);
+    cr_assert(system(cmd) == 0, "%s", cmd);
+    setenv("ATTN_STEPS_DIR", dir, 1);
+    n = steps_load(steps, MAX_STEPS, err, sizeof err);
+    const step_load_error *le;
+    int ne = steps_load_errors(&le);
+    unsetenv("ATTN_STEPS_DIR");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect(system(cmd) == 0);
+    cr_expect(n == 1, "%d steps loaded (%s), expected the one good copy", n, n < 0 ? err : "");
+    cr_assert(ne == 2, "%d load errors, expected 2", ne);
+    cr_expect(strcmp(le[0].file, "50_broken.so") == 0 && strlen(le[0].error) > 0,
+              "%s: %s", le[0].file, le[0].error);
+    cr_expect(strcmp(le[1].file, "60_nosymbol.so") == 0 && strstr(le[1].error, "attn_step_info"),
+              "%s: %s", le[1].file, le[1].error);
 }
 
 /* The front door says one line and exits 2 on bad input; here, with or without a GPU. */

@@ -41,6 +41,7 @@ static void grid(input_mode mode)
     for (int i = 0; i < nsteps; i++)
         sel[i] = steps[i].info;
     const uint64_t seed = (uint64_t)time(NULL) * 1000003u + (uint64_t)mode;
+    check_set_gpu_reference(steps_find(steps, nsteps, "00"));
     char *log = NULL;
     size_t loglen = 0;
     FILE *f = open_memstream(&log, &loglen);
@@ -62,6 +63,16 @@ static void grid(input_mode mode)
     cr_expect(t.count[V_FAIL] == 0, "%d failing cases with %s inputs (seed %llu)", t.count[V_FAIL],
               input_mode_name(mode), (unsigned long long)seed);
     cr_expect(t.count[V_PASS] > 0, "nothing passed");
+    /* A step built for this GPU that ran no case at all is a broken step or a broken grid, not
+     * a pass. */
+    gpu_info g;
+    cr_assert(gpu_query(&g));
+    for (int i = 0; i < nsteps; i++) {
+        const char *why;
+        if (attn_gpu_fits(sel[i], g.cc_major * 10 + g.cc_minor, &why))
+            cr_expect(t.ran[i] > 0, "%s fits this GPU (cc %d.%d) but ran no case of the grid",
+                      sel[i]->name, g.cc_major, g.cc_minor);
+    }
 }
 
 Test(gpu, grid_normal_inputs, .timeout = 600) { grid(INPUT_NORMAL); }

@@ -305,4 +305,5 @@ extern "C" const attn_step attn_step_info = {
     "00_materialized",
     "S = QK^T and P = softmax(S) written to HBM, cuBLAS for the products; forward and backward",
     supports, workspace_bytes, forward, backward, nullptr,
+    0, 0, nullptr,   /* any GPU: no compute-capability bounds */
 };

@@ -210,4 +210,5 @@ extern "C" const attn_step attn_step_info = {
     "01_online_softmax_16x16",
     "online softmax over 16x16 tiles, S never stored; keeps the scaffold's bug: wrong when Nk % 16 != 0",
     supports, workspace_bytes, forward, nullptr, known_bug,
+    0, 0, nullptr,   /* any GPU: no compute-capability bounds */
 };

@@ -203,4 +203,5 @@ extern "C" const attn_step attn_step_info = {
     "02_ragged_mask",
     "keys past Nk are masked (-inf), not scored 0: correct for every Nq, Nk",
     supports, workspace_bytes, forward, nullptr, nullptr,
+    0, 0, nullptr,   /* any GPU: no compute-capability bounds */
 };
