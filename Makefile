@@ -21,7 +21,7 @@ HEADERS   := common/attention.h common/harness.h
 TESTS     := $(patsubst tests/test_%.c,build/tests/%,$(wildcard tests/test_*.c))
 GPU       ?= h200
 
-.PHONY: all tests test check bench plots diff sass sanitize profile tiles deps clean help
+.PHONY: all tests test check bench plots readme diff sass sanitize profile tiles deps clean help
 all: $(STEP_SO) build/attn
 
 help:
@@ -29,7 +29,8 @@ help:
 	@echo "make test       install missing packages (as root), build, run the CPU and GPU tests"
 	@echo "make check      attn check: every step against the fp64 reference (needs a GPU)"
 	@echo "make bench      the sweeps + SDPA peers + charts on this GPU; without one, redraw charts"
-	@echo "make plots      redraw plots/\$$(GPU)/*.png and the README table from bench/results/\$$(GPU)"
+	@echo "make plots      redraw plots/\$$(GPU)/*.png from bench/results/\$$(GPU) (GPU=h200 by default)"
+	@echo "make readme     rewrite the README's ladder table from bench/results/\$$(GPU)"
 	@echo "make diff A=01 B=02        the lesson between two steps"
 	@echo "make sass STEP=02 | sanitize STEP=02 | profile STEP=02"
 	@echo "make tiles      build step 03 once per tile configuration (bench/tiles.sh runs them)"
@@ -105,8 +106,12 @@ check: all
 bench: all
 	bench/run.sh
 
+# The charts of one GPU's results; the README is left alone (its table changes only by `make readme`).
 plots:
 	plots/draw.sh bench/results/$(GPU) plots/$(GPU)
+
+# The README's ladder table from bench/results/$(GPU) (default h200, the GPU the README shows).
+readme:
 	plots/readme_table.sh bench/results/$(GPU) README.md
 
 # --------------------------------------------------------------------------- for readers

@@ -434,7 +434,7 @@ void check_print_failure(FILE *f, const check_case *c, const check_result *r, co
         const tensor_result *t = &r->t[i];
         int at[4];
         attn_unflatten(t->err.worst, c->p.heads, t->rows, t->cols, at);
-        fprintf(f, "    %-3s rel_l2 %.3g (bound %.0e)%s, worst at (b %d, h %d, row %d, col %d): "
+        fprintf(f, "    %-3s rel_l2 %.3g (bound %.3g)%s, worst at (b %d, h %d, row %d, col %d): "
                    "ref %.6g got %.6g",
                 t->name, t->err.rel_l2, t->bound, t->pass ? "" : " FAIL", at[0], at[1], at[2],
                 at[3], t->err.worst_ref, t->err.worst_got);
@@ -494,7 +494,7 @@ static void csv_case(FILE *csv, const check_case *c, const attn_step *s, int bwd
     if (r->v == V_SKIP)
         fprintf(csv, "%s,,,,,SKIP\n", head);
     for (int t = 0; t < r->n; t++)
-        fprintf(csv, "%s,%s,%.3e,%.3e,%.0e,%s\n", head, r->t[t].name, r->t[t].err.rel_l2,
+        fprintf(csv, "%s,%s,%.3e,%.3e,%.3g,%s\n", head, r->t[t].name, r->t[t].err.rel_l2,
                 r->t[t].err.max_abs, r->t[t].bound, verdict_name(r->v));
 }
 

@@ -2,8 +2,8 @@
 # SDPA peers dashed. Loaded by forward.gp and backward.gp, which set `pass` and `what`.
 
 load plotdir.'/_style.gp'
-ours = results.'/blog.csv'
-theirs = results.'/peers_blog.csv'
+ours = results.'/standard.csv'
+theirs = results.'/peers_standard.csv'
 base = 'status=ok dtype=bf16 pass='.pass
 
 # One y range for all four panels, so that the panels compare at a glance; N up to the largest.

@@ -1,7 +1,13 @@
-# accuracy.png: every checked case's relative L2 error against the fp64 reference, per step,
-# one panel per dtype. The point's shape says which tensor (forward O, lse; backward dQ, dK, dV),
-# its colour the step; expected failures (step 01's padded-key bug) are red; the dashed lines are
-# the pass bounds. Variables from draw.sh: results, out, plotdir, gpu, date, sha.
+# accuracy.png: every checked tensor's relative L2 error against the fp64 reference, one column
+# per step, one panel per dtype (from check.csv, written by `attn check --csv`).
+# Each mark means one thing:
+#   marker shape   which tensor (forward O, lse; backward dQ, dK, dV)
+#   marker colour  that tensor's own error against its own bound: within it, beyond it where the
+#                  step declares a known bug on that case (expected), beyond it unexpectedly
+#   short dash     the bound that tensor was held to, drawn over its own point only (so the
+#                  per-case bound of a bf16 gradient shows where it applies, not as a global line)
+#   black ring     a case whose verdict is FAIL (drawn only if there is one)
+# Variables from draw.sh: results, out, plotdir, gpu, date, sha, check_sha.
 
 load plotdir.'/_style.gp'
 if (exists("check_sha") && strlen(check_sha)) {
@@ -10,55 +16,70 @@ if (exists("check_sha") && strlen(check_sha)) {
 check = results.'/check.csv'
 measured = 'verdict=PASS|FAIL|XFAIL|XPASS'       # SKIP rows have no numbers
 
-order = distinct(check, '', 'step')                 # every step, so both panels line up
+order = distinct(check, '', 'step')                 # every step, so the panels line up
 nsteps = words(order)
 dtypes = ""
 do for [dt in "fp32 bf16"] { if (strlen(distinct(check, measured.' dtype='.dt, 'dtype'))) { dtypes = dtypes.dt." " } }
 do for [dt in distinct(check, measured, 'dtype')] { if (!strstrt(dtypes, dt." ")) { dtypes = dtypes.dt." " } }
 npanels = words(dtypes)
 
-# One line per point: x (step, then a slot per tensor, then a little jitter), rel_l2, tensor, step.
+# One y range for every panel, from the smallest non-zero error or bound to the largest finite one.
+minmax = system(sprintf("%s | awk -F, '{for(i=1;i<=2;i++) if($i ~ /^[0-9.eE+-]+$/ && $i>0){if(!lo||$i<lo)lo=$i; if($i>hi)hi=$i}} END{print lo+0, hi+0}'", \
+                        rows(check, measured, 'rel_l2 bound')[2:]))
+ylo = 10**floor(log10(num(word(minmax, 1)) * 0.5))
+yhi = 10**ceil(log10(num(word(minmax, 2)) * 3))
+
+# One line per checked tensor: x (step column, a slot per tensor, a little jitter), rel_l2 (exact
+# zeros on the bottom edge, NaN/Inf on the top edge), tensor, class, bound, failed case.
+#   class 0: rel_l2 <= bound;  1: beyond, in a case where the step declares a known bug (XFAIL or
+#   XPASS);  2: beyond, no bug declared.  failed case: 1 if the case's verdict is FAIL.
 acc_awk = 'BEGIN{nw=split(w,W," "); n=split(order,S," "); for(i=1;i<=n;i++) idx[S[i]]=i; \
- nt=split("O lse dQ dK dV",T," "); for(i=1;i<=nt;i++) off[T[i]]=(i-3)*0.15; srand(7)} \
+ nt=split("O lse dQ dK dV",T," "); for(i=1;i<=nt;i++) off[T[i]]=(i-3)*0.16; srand(7)} \
 FNR==1{for(i=1;i<=NF;i++)c[$i]=i; next} \
 {for(j=1;j<=nw;j++){split(W[j],kv,"="); if(index("|" kv[2] "|", "|" $c[kv[1]] "|")==0) next} \
- t=$c["tensor"]; printf "%.4f,%s,%s,%s\n", idx[$c["step"]] + off[t] + (rand()-0.5)*0.08, $c["rel_l2"], t, $c["step"]}'
-cases(where) = sprintf("< awk -F, -v order='%s' -v w='%s' '%s' '%s'", order, where, acc_awk, check)
+ t=$c["tensor"]; r=$c["rel_l2"]; b=$c["bound"]+0; v=$c["verdict"]; \
+ finite=(r ~ /^[0-9.eE+-]+$/); beyond=!(finite && r+0<=b); \
+ y=!finite ? hi : (r+0 < lo ? lo : r+0); \
+ cls=beyond ? ((v=="XFAIL"||v=="XPASS") ? 1 : 2) : 0; \
+ printf "%.4f,%.6g,%s,%d,%.6g,%d\n", idx[$c["step"]] + off[t] + (rand()-0.5)*0.07, y, t, cls, b, (v=="FAIL")}'
+cases(where) = sprintf("< awk -F, -v order='%s' -v w='%s' -v lo=%.6g -v hi=%.6g '%s' '%s'", \
+                       order, where, ylo * 1.2, yhi / 1.2, acc_awk, check)
 n_rows(where) = int(system(rows(check, where, 'step')[2:].' | wc -l'))
 tensor_pt(t) = t eq "O" ? 7 : t eq "lse" ? 5 : t eq "dQ" ? 9 : t eq "dK" ? 11 : t eq "dV" ? 13 : 1
 tensor_names = "O lse dQ dK dV"
 tensor_label(t) = t.(t eq "O" || t eq "lse" ? " (forward)" : " (backward)")
-
-# One y range for both panels, from the smallest non-zero error to the largest; exact zeros sit
-# on the bottom edge.
-minmax = system(sprintf("%s | awk -F, '$1>0{if(!lo||$1<lo)lo=$1; if($1>hi)hi=$1} END{print lo+0, hi+0}'", \
-                        rows(check, measured, 'rel_l2 bound')[2:]))
-ylo = 10**floor(log10(num(word(minmax, 1)) * 0.5))
-yhi = 10**ceil(log10(num(word(minmax, 2)) * 3))
-clamp(v) = v > ylo * 1.2 ? v : ylo * 1.2
+class_colors = "#4e79a7 #f28e2b #d62728"
+class_color(k) = word(class_colors, k + 1)
+class_label(k) = k == 0 ? "within its bound" : k == 1 ? "beyond it, where the step declares a bug" \
+                                             : "beyond it, unexpected (a FAIL)"
+# How many tensors of each class, over all panels (the key lists only the classes present).
+nclass = system(sprintf("%s | awk -F, '{n[$4]++} END{print n[0]+0, n[1]+0, n[2]+0}'", cases(measured)[2:]))
+nzero = int(system(rows(check, measured, 'rel_l2')[2:]." | awk -F, '$1 ~ /^[0-9.eE+-]+$/ && $1+0==0' | wc -l"))
+ninf = int(system(rows(check, measured, 'rel_l2')[2:]." | awk -F, '$1 !~ /^[0-9.eE+-]+$/' | wc -l"))
+nfail = n_rows('verdict=FAIL')
 
 eval png(1400, 1000)
 set output out.'/accuracy.png'
-set multiplot title "Accuracy: relative L2 error of every checked case against the fp64 CPU reference\n".caption font ",16"
+set multiplot title "Accuracy: relative L2 error of every checked output against the fp64 CPU reference\n".caption font ",16"
 
 set logscale y 10
 set yrange [ylo:yhi]
 set format y "1e%L"
 set ytics 10
+set mytics 10
 set ylabel "rel-L2 error  ‖out − ref‖ / ‖ref‖"
 set xrange [0.5:nsteps + 0.5]
 set grid noxtics ytics
 set key off
-set style textbox opaque noborder margins 1, 1
 
 y_top = 0.88; y_bottom = 0.13; gap = 0.07
 height = (y_top - y_bottom - gap * (npanels - 1)) / npanels
 do for [p = 1:npanels] {
   dt = word(dtypes, p)
-  set lmargin at screen 0.08; set rmargin at screen 0.70
+  set lmargin at screen 0.08; set rmargin at screen 0.68
   set tmargin at screen y_top - (p - 1) * (height + gap); set bmargin at screen y_top - (p - 1) * (height + gap) - height
   set title sprintf("%s inputs", dt) font ",14"
-  # Step names under the last panel only; vertical separators between the steps.
+  # Step names under the last panel only; thin separators between the steps.
   set xtics () nomirror
   do for [i = 1:nsteps] { eval sprintf("set xtics add ('%s' %d)", p == npanels ? word(order, i) : "", i) }
   if (p == npanels) { set xtics rotate by 20 right } else { set xtics norotate }
@@ -68,45 +89,36 @@ do for [p = 1:npanels] {
   do for [i = 1:nsteps] {
     s = word(order, i)
     if (n_rows(measured.' dtype='.dt.' step='.s) == 0 && n_rows('dtype='.dt.' step='.s) > 0) {
-      set label sprintf("skipped:\n%s not\nsupported", dt) at first i, graph 0.88 center boxed font ",11" tc rgb "#808080" front
+      set label sprintf("skipped:\n%s not\nsupported", dt) at first i, graph 0.88 center font ",11" tc rgb "#808080" front
     }
   }
-  # The bounds: one dashed line per distinct bound, labelled with the tensors it applies to.
-  bounds = distinct(check, measured.' dtype='.dt, 'bound')
-  do for [b = 1:words(bounds)] {
-    bv = word(bounds, b)
-    set arrow from graph 0, first num(bv) to graph 1, first num(bv) nohead dt 2 lw 1.5 lc rgb "#404040" back
-    set label sprintf("bound %s (%s)", bv, system(sprintf("%s | awk '{s[$1]=1} END{n=split(tensors,T,\" \"); for(i=1;i<=n;i++) if(T[i] in s) o=o (o ? \" \" : \"\") T[i]; print o}' tensors='%s'", \
-        rows(check, measured.' dtype='.dt.' bound='.bv, 'tensor')[2:], tensor_names))) \
-        at graph 0.995 - (b - 1) * 0.3, first num(bv) offset 0, 0.7 right boxed font ",11" front
+  src = cases(measured.' dtype='.dt)
+  # Bounds first (under the points), then the points class by class (beyond-bound on top).
+  plot_cmd = "plot src using ($1 - 0.035):5:(0.07):(0) with vectors nohead lw 2 lc rgb '#303030'"
+  do for [k = 0:2] {
+    if (int(word(nclass, k + 1)) > 0) {
+      plot_cmd = plot_cmd.sprintf(", src using 1:($4 == %d ? $2 : NaN):(tensor_pt(strcol(3))) with points pt variable ps %s lc rgb '%s'", \
+                                  k, k ? "1.3" : "1.0", class_color(k))
+    }
   }
-  # Optional elements are added only when they have points (an empty data set draws a warning).
-  plot_cmd = "plot cases('verdict=PASS dtype='.dt) using 1:(clamp($2)):(tensor_pt(strcol(3))):(rgbint(color(strcol(4)))) with points pt variable ps 1.0 lc rgb variable"
-  if (n_rows('verdict=XFAIL dtype='.dt) > 0) {
-    plot_cmd = plot_cmd.", cases('verdict=XFAIL dtype='.dt) using 1:(clamp($2)):(tensor_pt(strcol(3))) with points pt variable ps 1.3 lc rgb '#e41a1c'"
-  }
-  if (n_rows('verdict=XPASS dtype='.dt) > 0) {
-    plot_cmd = plot_cmd.", cases('verdict=XPASS dtype='.dt) using 1:(clamp($2)):(tensor_pt(strcol(3)) - 1) with points pt variable ps 1.8 lw 2 lc rgb '#e41a1c'"
-  }
-  if (n_rows('verdict=FAIL dtype='.dt) > 0) {
-    plot_cmd = plot_cmd.", cases('verdict=FAIL dtype='.dt) using 1:(clamp($2)) with points pt 2 ps 2.2 lw 3 lc rgb 'black'"
-  }
+  if (nfail > 0) { plot_cmd = plot_cmd.", src using 1:($6 ? $2 : NaN) with points pt 6 ps 2.6 lw 2 lc rgb 'black'" }
   eval plot_cmd
 }
 
 # The shared key, right of the panels.
 unset arrow; unset label; unset title; unset xlabel; unset ylabel; unset logscale; unset border; unset tics; unset grid
-set lmargin at screen 0.72; set rmargin at screen 0.99; set tmargin at screen y_top; set bmargin at screen y_bottom
+set lmargin at screen 0.70; set rmargin at screen 0.99; set tmargin at screen y_top; set bmargin at screen y_bottom
 set xrange [0:1]; set yrange [0:1]
-set key at screen 0.72, y_top left top Left reverse samplen 2 spacing 1.4 font ",12" title "marker: tensor, colour: step" left
-nzero = int(system(rows(check, measured, 'rel_l2')[2:]." | awk -F, '$1+0==0' | wc -l"))
-if (nzero > 0) { set label 1 "points on the bottom edge:\nerror exactly 0" at screen 0.725, screen 0.50 left font ",11" tc rgb "#606060" }
-allfail = n_rows('verdict=FAIL')
-allxpass = n_rows('verdict=XPASS')
-allxfail = n_rows('verdict=XFAIL')
+set key at screen 0.70, y_top left top Left reverse samplen 2 spacing 1.4 font ",12" title "shape: which tensor" left
+edges = (nzero > 0 ? "On the bottom edge: error exactly 0.\n" : "") . (ninf > 0 ? "On the top edge: NaN or Inf.\n" : "")
+notes = "Bounds: fixed per dtype and tensor (check_bound in\ncommon/check.c); a bf16 gradient's bound is raised\nto twice the error bf16 operands alone cost on its\ncase where that is larger (grad_floor).\n". \
+        (int(word(nclass, 2)) > 0 ? "Declared bug (an expected failure, XFAIL):\n".distinct(check, 'verdict=XFAIL|XPASS', 'step')."\n(step 01: padded keys, where Nk % 16 != 0).\n" : "") . edges
+set label 1 notes at screen 0.705, screen y_bottom + 0.30 left font ",11" tc rgb "#505050"
 plot for [t in tensor_names] NaN with points pt tensor_pt(t) ps 1.3 lc rgb "#505050" title tensor_label(t), \
-     for [j = 1:(allxfail > 0)] NaN with points pt 7 ps 1.5 lc rgb "#e41a1c" title "expected failure (01's padded-key bug)", \
-     for [j = 1:(allxpass > 0)] NaN with points pt 6 ps 1.8 lw 2 lc rgb "#e41a1c" title "XPASS: expected to fail, passed", \
-     for [j = 1:(allfail > 0)] NaN with points pt 2 ps 2.2 lw 3 lc rgb "black" title "FAIL (unexpected)", \
-     NaN with lines dt 2 lw 1.5 lc rgb "#404040" title "pass bound"
+     NaN with points pt 0 lc rgb "white" title " ", \
+     NaN with points pt 0 lc rgb "white" title "colour: that tensor against its bound", \
+     for [k = 0:2] for [j = 1:(int(word(nclass, k + 1)) > 0)] NaN with points pt 5 ps 1.5 lc rgb class_color(k) title class_label(k), \
+     NaN with points pt 0 lc rgb "white" title " ", \
+     NaN with vectors nohead lw 2 lc rgb "#303030" title "dash: the bound that tensor was held to", \
+     for [j = 1:(nfail > 0)] NaN with points pt 6 ps 2.2 lw 2 lc rgb "black" title "ring: a case whose verdict is FAIL"
 unset multiplot

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Draws every chart from the CSVs of one benchmark run:
-#     plots/draw.sh RESULTS_DIR OUT_DIR        (e.g. plots/draw.sh bench/results/h200 plots)
+#     plots/draw.sh RESULTS_DIR OUT_DIR        (e.g. plots/draw.sh bench/results/h200 plots/h200)
 # Each plots/NAME.gp draws OUT_DIR/NAME.png (plots/_*.gp are shared pieces, not charts).
-# RESULTS_DIR holds blog.csv, peers_blog.csv, seed1.csv, peers_seed1.csv, check.csv and
-# meta.txt, all optional: a chart whose inputs are missing is skipped with a line on stderr,
-# but a chart the inputs allow that does not come out is an error (exit status 1).
+# RESULTS_DIR holds standard.csv, peers_standard.csv (the standard bf16 sweep), single_head.csv,
+# peers_single_head.csv (the single-head fp32 shapes), check.csv, tiles.csv (the tile sweep)
+# and meta.txt, all optional: a chart whose inputs are missing is skipped with a line on stderr
+# (tiles.png and causal.png appear once a run has their rows), but a chart the inputs allow that
+# does not come out is an error (exit status 1). The steps are read from the CSVs, never listed
+# here, so a new step shows up in every chart without a change to these scripts.
 set -euo pipefail
 
 die() { echo "draw.sh: $*" >&2; exit 1; }
@@ -36,7 +39,7 @@ meta() {
 
 gpu=$(meta gpu)
 if [ -z "$gpu" ]; then   # no meta.txt: take the GPU name from the first CSV that has one
-  for f in blog seed1 peers_blog peers_seed1; do
+  for f in standard single_head peers_standard peers_single_head; do
     [ -s "$results/$f.csv" ] && gpu=$(awk -F, 'NR==2{print $1; exit}' "$results/$f.csv" | tr -d "'\"") && break
   done
 fi
@@ -50,34 +53,45 @@ vars="results='$results'; out='$out'; plotdir='$plotdir'; gpu='$gpu'; date='$dat
 
 # why_not NAME: empty if the inputs allow chart NAME, else the reason it is skipped.
 why_not() {
-  local b=$results/blog.csv p=$results/peers_blog.csv
+  local b=$results/standard.csv p=$results/peers_standard.csv
+  local sh=$results/single_head.csv psh=$results/peers_single_head.csv t=$results/tiles.csv
   case $1 in
-    forward|backward) [ -s "$b" ] || [ -s "$p" ] || { echo "no blog.csv or peers_blog.csv in $results"; return; } ;;
-    memory) [ -s "$b" ] || { echo "no blog.csv in $results"; return; } ;;
-    ladder) if [ ! -s "$b" ] || [ ! -s "$p" ]; then echo "it needs both blog.csv and peers_blog.csv in $results"; return; fi ;;
+    forward|backward) [ -s "$b" ] || [ -s "$p" ] || { echo "no standard.csv or peers_standard.csv in $results"; return; } ;;
+    memory) [ -s "$b" ] || { echo "no standard.csv in $results"; return; } ;;
+    ladder) if [ ! -s "$b" ] || [ ! -s "$p" ]; then echo "it needs both standard.csv and peers_standard.csv in $results"; return; fi ;;
     accuracy) [ -s "$results/check.csv" ] || { echo "no check.csv in $results"; return; } ;;
-    seed1) [ -s "$results/seed1.csv" ] || [ -s "$results/peers_seed1.csv" ] || { echo "no seed1.csv in $results"; return; } ;;
+    single_head) [ -s "$sh" ] || [ -s "$psh" ] || { echo "no single_head.csv or peers_single_head.csv in $results"; return; } ;;
+    causal) [ -s "$b" ] || { echo "no standard.csv in $results"; return; } ;;
+    tiles) [ -s "$t" ] || { echo "no tiles.csv in $results (the tile sweep has not been run)"; return; } ;;
   esac
   case $1 in
     forward|backward)
       local pass=fwd; [ "$1" = backward ] && pass=bwd
       [ $(( $(count "$b" "status=ok pass=$pass dtype=bf16") + $(count "$p" "status=ok pass=$pass dtype=bf16") )) -gt 0 ] \
-        || echo "no bf16 $pass rows with status ok in blog.csv or peers_blog.csv" ;;
+        || echo "no bf16 $pass rows with status ok in standard.csv or peers_standard.csv" ;;
     ladder)
       if [ "$(count "$b" "status=ok pass=fwd dtype=bf16 batch=4 heads=8 seq_q=4096")" = 0 ]; then
-        echo "no bf16 forward rows at N=4096 in blog.csv"
+        echo "no bf16 forward rows at N=4096 in standard.csv"
       elif [ "$(count "$p" "step=sdpa_flash status=ok pass=fwd dtype=bf16 batch=4 heads=8 seq_q=4096")" = 0 ]; then
-        echo "no sdpa_flash forward rows at N=4096 in peers_blog.csv (the 100% reference)"
+        echo "no sdpa_flash forward rows at N=4096 in peers_standard.csv (the 100% reference)"
       fi ;;
     memory)
       [ "$(count "$b" "status=ok|oom pass=fwd dtype=bf16 head_dim=128 causal=0")" != 0 ] \
-        || echo "no bf16 forward D=128 non-causal rows in blog.csv" ;;
+        || echo "no bf16 forward D=128 non-causal rows in standard.csv" ;;
     accuracy)
       [ "$(count "$results/check.csv" "verdict=PASS|FAIL|XFAIL|XPASS")" != 0 ] \
         || echo "no measured rows in check.csv" ;;
-    seed1)
-      [ $(( $(count "$results/seed1.csv" "status=ok dtype=fp32") + $(count "$results/peers_seed1.csv" "status=ok dtype=fp32") )) -gt 0 ] \
-        || echo "no fp32 rows with status ok in seed1.csv or peers_seed1.csv" ;;
+    single_head)
+      [ $(( $(count "$sh" "status=ok|xfail dtype=fp32") + $(count "$psh" "status=ok dtype=fp32") )) -gt 0 ] \
+        || echo "no fp32 rows with status ok in single_head.csv or peers_single_head.csv" ;;
+    causal)
+      # steps 03 and later: the ones with tiles sized for the tensor cores (05 skips the hidden tiles)
+      awk -F, 'NR==1{for(i=1;i<=NF;i++)c[$i]=i; next}
+        $c["status"]=="ok" && $c["pass"]=="fwd" && $c["causal"]==1 && $c["step"] ~ /^[0-9][0-9]_/ && substr($c["step"], 1, 2) + 0 >= 3 {n++}
+        END{exit !n}' "$b" \
+        || echo "no causal forward rows of step 03 or later in standard.csv" ;;
+    tiles)
+      [ "$(count "$t" "status=ok")" != 0 ] || echo "no rows with status ok in tiles.csv" ;;
   esac
 }
 

@@ -3,8 +3,8 @@
 # backend as a reference at the end. Variables from draw.sh: results, out, plotdir, gpu, date, sha.
 
 load plotdir.'/_style.gp'
-ours = results.'/blog.csv'
-theirs = results.'/peers_blog.csv'
+ours = results.'/standard.csv'
+theirs = results.'/peers_standard.csv'
 n = 4096
 where = sprintf('status=ok pass=fwd dtype=bf16 batch=4 heads=8 seq_q=%d seq_k=%d', n, n)
 
@@ -12,7 +12,7 @@ where = sprintf('status=ok pass=fwd dtype=bf16 batch=4 heads=8 seq_q=%d seq_k=%d
 order = distinct(ours, where, 'step') . (have(theirs) ? distinct(theirs, where.' step=sdpa_cudnn', 'step') : "")
 
 # One line per bar: group, config (1 D64, 2 D128, 3 D64 causal, 4 D128 causal), % of FA2, TFLOP/s.
-# peers_blog.csv is read first, so FA2's number for each config is known when a step needs it.
+# peers_standard.csv is read first, so FA2's number for each config is known when a step needs it.
 ladder_awk = 'FNR==1{for(i=1;i<=NF;i++)c[$i]=i; next} \
 {for(j=1;j<=nw;j++){split(W[j],kv,"="); if($c[kv[1]]!=kv[2]) next} \
  k=($c["head_dim"]==64 ? 1 : $c["head_dim"]==128 ? 2 : 0); if(!k) next; k+=2*$c["causal"]; \

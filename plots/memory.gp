@@ -5,7 +5,7 @@
 # Variables from draw.sh: results, out, plotdir, gpu, date, sha, gpumem (bytes, 0 if unknown).
 
 load plotdir.'/_style.gp'
-ours = results.'/blog.csv'
+ours = results.'/standard.csv'
 where = 'pass=fwd dtype=bf16 head_dim=128 causal=0'
 fields = 'seq_q workspace_bytes batch heads'
 GiB = 2.0**30

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Regenerates the ladder table of the README from one benchmark run:
+# Regenerates the ladder table of the README from one benchmark run (`make readme`; `make plots`
+# and `make bench` never touch the README):
 #     plots/readme_table.sh RESULTS_DIR README.md      (e.g. bench/results/h200 README.md)
 # Replaces, in place, the lines between the marker lines "<!-- ladder:begin -->" and
-# "<!-- ladder:end -->" and leaves every other byte of README.md as it was. The table: forward
-# TFLOP/s at N = 4096 (bf16, B=4, H=8) from blog.csv (one row per step, in step order), then the
-# SDPA peers from peers_blog.csv; "% FA2" is 100 × TFLOP/s / sdpa_flash's at the same (D, causal).
-# awk and POSIX tools only (no Python on the CI machine).
+# "<!-- ladder:end -->" and leaves every other byte of README.md as it was. Between them: a
+# sentence naming the GPU, the table, and where the numbers come from. The table: forward
+# TFLOP/s at N = 4096 (bf16, B=4, H=8) from standard.csv (one row per step found there, in step
+# order), then the SDPA peers from peers_standard.csv; "% FA2" is 100 × TFLOP/s / sdpa_flash's at
+# the same (D, causal). awk and POSIX tools only (no Python on the CI machine).
 set -euo pipefail
 
 die() { echo "readme_table.sh: $*" >&2; exit 1; }
@@ -13,7 +15,7 @@ die() { echo "readme_table.sh: $*" >&2; exit 1; }
 results=${1%/} readme=$2
 begin='<!-- ladder:begin -->' end='<!-- ladder:end -->'
 
-[ -s "$results/blog.csv" ] || die "no $results/blog.csv to make the table from"
+[ -s "$results/standard.csv" ] || die "no $results/standard.csv to make the table from"
 [ -f "$readme" ] || die "no $readme"
 
 # meta KEY: the value of KEY=... in meta.txt, empty if absent.
@@ -22,9 +24,9 @@ meta() {
     awk -v k="$1" 'index($0, k "=") == 1 { v = substr($0, length(k) + 2); sub(/\r$/, "", v); print v; exit }' "$results/meta.txt"
   fi
 }
-gpu=$(meta gpu); gpu=${gpu:-$(awk -F, 'NR==2{print $1; exit}' "$results/blog.csv")}
+gpu=$(meta gpu); gpu=${gpu:-$(awk -F, 'NR==2{print $1; exit}' "$results/standard.csv")}
 date=$(meta date) sha=$(meta git_sha)
-peers=$results/peers_blog.csv; [ -s "$peers" ] || peers=/dev/null
+peers=$results/peers_standard.csv; [ -s "$peers" ] || peers=/dev/null
 
 # The table. Columns are found by header name; the last row of a configuration wins.
 table=$(awk -F, -v n=4096 '
@@ -53,16 +55,17 @@ table=$(awk -F, -v n=4096 '
       }
       print line
     }
-  }' "$results/blog.csv" "$peers")
+  }' "$results/standard.csv" "$peers")
 
 where="bench/results/$(basename "$results")/"
+header="Forward TFLOP/s on ${gpu:-an unknown GPU} at N = 4096 (the standard bf16 sweep: batch 4, 8 heads), and each as a % of PyTorch SDPA's FlashAttention-2 backend at the same shape."
 footer="Measured on ${gpu:-an unknown GPU}, ${date:-unknown date}${sha:+, commit $sha} ($where)."
 
 # Splice: the lines up to and including the begin marker, the table, the lines from the end
 # marker on. Marker lines match with trailing blanks or a CR ignored.
 tmp=$(mktemp "${readme}.XXXXXX")
 trap 'rm -f "$tmp" "$tmp.body"' EXIT
-printf '\n%s\n\n%s\n\n' "$table" "$footer" > "$tmp.body"
+printf '\n%s\n\n%s\n\n%s\n\n' "$header" "$table" "$footer" > "$tmp.body"
 if ! awk -v begin="$begin" -v end="$end" -v body="$tmp.body" '
     { l = $0; sub(/[ \t\r]+$/, "", l) }
     l == end   { ne++; if (!nb) bad = 1; skip = 0 }

@@ -16,7 +16,7 @@ static attn_problem problem(int b, int h, int nq, int nk, int d, int causal)
 
 /* ----------------------------------------------------------------- the worked example */
 
-/* The seed's example: one query, three keys with scaled scores [1, 2, 3], values [10, 20, 30].
+/* The worked example of notes/01: one query, three keys with scaled scores [1, 2, 3], values [10, 20, 30].
  * With D = 1, q = 1, scale = 1 and k = [1, 2, 3], the scores are exactly that. */
 static const float we_q[1] = {1.f}, we_k[3] = {1.f, 2.f, 3.f}, we_v[3] = {10.f, 20.f, 30.f};
 

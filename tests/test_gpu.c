@@ -97,7 +97,7 @@ Test(gpu, step01_is_wrong_on_ragged_keys_and_step02_is_not)
     const attn_step *s01 = step("01"), *s02 = step("02");
     const uint64_t seed = (uint64_t)time(NULL);
     for (int t = 0; t < 2; t++) {
-        /* the seed's (2, 100, 100, 64): 100 = 6 * 16 + 4, so 12 zero keys leak into every row */
+        /* the batched shape (2, 100, 100, 64) of the check grid: 100 = 6 * 16 + 4, so 12 zero keys leak into every row */
         attn_problem ragged = {2, 1, 100, 100, 64, 0, t ? ATTN_BF16 : ATTN_FP32, 0.125f};
         attn_problem even = ragged;
         even.seq_q = even.seq_k = 128;

@@ -7,11 +7,11 @@
  * by l_i once at the end. lse = m_i + log(l_i) is written for the backward.
  *
  * Why: the N x N traffic of step 00 is gone (workspace 0 bytes, memory O(N)); every score is
- * computed once and used at once. Prediction: correct and O(N) in memory, but slow: fp32 math
+ * computed once and used at once. Prediction: O(N) in memory, but slow, and wrong where Nk % 16 != 0 (the bug below): fp32 math
  * on CUDA cores, and each 16-key tile of K and V (2 * 16 * D values) is loaded for only 16
  * query rows, so every K/V element loaded feeds just 2 * 16 FLOPs of each product.
  *
- * Known bug, kept on purpose (the scaffold's): keys past Nk in the last tile are loaded as
+ * Known bug, kept on purpose (the starter code's ragged-tile bug): keys past Nk in the last tile are loaded as
  * zeros and are NOT masked. A zero key scores 0, not -inf, so the padded keys leak
  * exp(0 - m) each into l_i and the output is wrong whenever Nk % 16 != 0 (and some row can
  * see the padding: always without causal; with causal, only rows i >= Nk). Fixed in step 02.
@@ -208,7 +208,7 @@ static const char *known_bug(const attn_problem *p)
 
 extern "C" const attn_step attn_step_info = {
     "01_online_softmax_16x16",
-    "online softmax over 16x16 tiles, S never stored; keeps the scaffold's bug: wrong when Nk % 16 != 0",
+    "online softmax over 16x16 tiles, S never stored; keeps the starter code's ragged-tile bug: wrong when Nk % 16 != 0",
     supports, workspace_bytes, forward, nullptr, known_bug,
     0, 0, nullptr,   /* any GPU: no compute-capability bounds */
 };
