@@ -47,14 +47,23 @@ build/obj/%.o: common/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-build/obj/bench.o: bench/bench.c $(HEADERS)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
-
 build/libharness.a: $(HARNESS_O)
 	ar rcs $@ $^
 
-build/attn: build/obj/attn.o build/obj/bench.o build/libharness.a
+# The tools on top of the harness: cli/ (attn) uses bench/ (measure, sweeps, attn bench), both use
+# common/; common/ includes nothing from either.
+TOOL_SRC  := $(wildcard cli/*.c bench/*.c)
+TOOL_O    := $(patsubst %.c,build/obj/%.o,$(TOOL_SRC))
+TOOL_H    := $(wildcard bench/*.h)
+build/obj/cli/%.o: cli/%.c $(HEADERS) $(TOOL_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Ibench -c -o $@ $<
+
+build/obj/bench/%.o: bench/%.c $(HEADERS) $(TOOL_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Ibench -c -o $@ $<
+
+build/attn: $(TOOL_O) build/libharness.a
 	$(CC) -o $@ $^ $(LDLIBS)
 
 # ---------------------------------------------------------------------------------- tests
