@@ -18,7 +18,7 @@ HARNESS   := common/tensor.c common/reference.c common/metrics.c common/gpu.c co
              common/cli.c common/check.c
 HARNESS_O := $(patsubst common/%.c,build/obj/%.o,$(HARNESS))
 HEADERS   := common/attention.h common/harness.h
-TESTS     := build/tests/cpu build/tests/gpu
+TESTS     := build/tests/cpu build/tests/gpu build/tests/cli
 GPU       ?= h200
 
 .PHONY: all tests test check bench plots diff sass sanitize profile deps clean help
@@ -87,6 +87,7 @@ deps:
 # The GPU tests run verbosely so that, without a GPU, each one says why it skipped.
 test: deps all tests
 	build/tests/cpu
+	build/tests/cli
 	build/tests/gpu --verbose
 
 check: all
