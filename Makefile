@@ -57,16 +57,24 @@ build/obj/%.o: common/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-build/obj/bench.o: bench/bench.c
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
-
--include $(wildcard build/obj/*.d)
+-include $(wildcard build/obj/*.d build/obj/*/*.d)
 
 build/libharness.a: $(HARNESS_O)
 	ar rcs $@ $^
 
-build/attn: build/obj/attn.o build/obj/bench.o build/libharness.a
+# The tools on top of the harness: cli/ (attn) uses bench/ (measure, sweeps, attn bench), both use
+# common/; common/ includes nothing from either.
+TOOL_SRC  := $(wildcard cli/*.c bench/*.c)
+TOOL_O    := $(patsubst %.c,build/obj/%.o,$(TOOL_SRC))
+build/obj/cli/%.o: cli/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Ibench -MMD -MP -c -o $@ $<
+
+build/obj/bench/%.o: bench/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Ibench -MMD -MP -c -o $@ $<
+
+build/attn: $(TOOL_O) build/libharness.a
 	$(CC) -o $@ $^ $(LDLIBS)
 
 # ---------------------------------------------------------------------------------- tests

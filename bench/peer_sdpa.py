@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """The peers: PyTorch SDPA with each backend forced, timed like our C benchmark.
 
-    python3 bench/peer_sdpa.py --sweep blog|seed1 --out FILE.csv
+    python3 bench/peer_sdpa.py --sweep standard|single_head --out FILE.csv
                                [--backends flash,cudnn,efficient,math] [--quick]
 
-Writes the same CSV schema, sweeps and timing method as the C sweep driver, so that
-plots/draw.sh can draw the steps and the peers side by side. Needs torch with CUDA;
-without it, it says so in one line and exits 0 (the peers are optional).
+The sweeps come from bench/sweeps.txt, the file `attn bench` reads too (its header says the
+format), so the peers run exactly the steps' shapes, in the same order. Writes the same CSV
+schema, so that plots/draw.sh can draw the steps and the peers side by side. Needs torch with
+CUDA; without it, it says so in one line and exits 0 (the peers are optional).
 
 Timing: a warm-up call (output checked finite), a second call timed to pick the number of
 repetitions (~0.3 s in all, 3..30), then for each repetition: flush L2 (zero a buffer of
@@ -15,6 +16,7 @@ the output is checked finite again afterwards. TF32 stays at torch's default (of
 """
 import argparse
 import math
+import os
 import re
 import statistics
 import sys
@@ -33,20 +35,39 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def configs(sweep, quick):
+SWEEPS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sweeps.txt")
+
+
+def read_sweeps(path=SWEEPS_FILE):
+    """{sweep: [(pass, dtype, B, H, Nq, Nk, D, causal, quick), ...]} in file order, a shape's fwd
+    before its bwd: the same reading as bench/sweeps.c."""
+    sweeps = {}
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            fields = line.split("#", 1)[0].split()
+            if not fields:
+                continue
+            where = f"{path}:{lineno}"
+            if len(fields) != 6:
+                raise SystemExit(f"peer_sdpa: {where}: expected 6 fields (sweep dtype shape causal passes quick)")
+            name, dtype, shape, causal, passes, quick = fields
+            dims = shape.split(",")
+            if (dtype not in ("fp32", "bf16") or len(dims) != 5 or not all(d.isdigit() and int(d) >= 1 for d in dims)
+                    or causal not in ("0", "1") or passes not in ("fwd", "bwd", "fwd,bwd") or quick not in ("0", "1")):
+                raise SystemExit(f"peer_sdpa: {where}: malformed line: {line.strip()}")
+            b, h, nq, nk, d = (int(x) for x in dims)
+            rows = sweeps.setdefault(name, [])
+            for pas in ("fwd", "bwd"):
+                if pas in passes.split(","):
+                    rows.append((pas, dtype, b, h, nq, nk, d, int(causal), quick == "1"))
+    return sweeps
+
+
+def configs(sweeps, sweep, quick):
     """(pass, dtype, B, H, Nq, Nk, D, causal), in the C sweep's order (backend innermost)."""
-    if sweep == "seed1":
-        for nq, nk, d in ((7, 13, 8), (35, 67, 32), (64, 129, 128), (1024, 4096, 64), (1024, 4096, 128)):
-            yield ("fwd", "fp32", 1, 1, nq, nk, d, 0)
-        return
-    ns = (1024, 4096) if quick else (512, 1024, 2048, 4096, 8192, 16384)
-    for d in (64, 128):
-        for causal in (0, 1):
-            for n in ns:
-                for pas in ("fwd", "bwd"):
-                    yield (pas, "bf16", 4, 8, n, n, d, causal)
-        if not quick:   # where materializing stops fitting: forward, non-causal only
-            yield ("fwd", "bf16", 4, 8, 32768, 32768, d, 0)
+    for *c, is_quick in sweeps[sweep]:
+        if is_quick or not quick:
+            yield tuple(c)
 
 
 def flops(pas, b, h, nq, nk, d, causal):
@@ -70,11 +91,12 @@ class Refused(Exception):
 
 
 def main():
+    sweeps = read_sweeps()
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sweep", choices=("blog", "seed1"), required=True)
+    ap.add_argument("--sweep", choices=tuple(sweeps), required=True, help="a sweep of bench/sweeps.txt")
     ap.add_argument("--out", required=True, help="CSV file to write")
     ap.add_argument("--backends", default=",".join(BACKENDS))
-    ap.add_argument("--quick", action="store_true", help="blog: only N in (1024, 4096)")
+    ap.add_argument("--quick", action="store_true", help="only the sweep's lines marked quick")
     args = ap.parse_args()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     for b in backends:
@@ -147,7 +169,7 @@ def main():
                 raise FloatingPointError("timed output has NaN/Inf")
         return times
 
-    plan = [(be, c) for c in configs(args.sweep, args.quick) for be in backends]
+    plan = [(be, c) for c in configs(sweeps, args.sweep, args.quick) for be in backends]
     # Progress counts work in FLOPs (as the C sweep does), so big shapes weigh in the estimate.
     total_work, done_work = sum(flops(c[0], *c[2:]) for _, c in plan), 0.0
     t0 = time.time()

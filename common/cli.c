@@ -1,6 +1,10 @@
-/* cli.c: parsing what a user types, FLOP counts, formatting. */
+/* cli.c: parsing what a user types, the command line's one error style, FLOP counts, formatting.
+ * Every `attn` subcommand parses its options with cli_getopt (getopt_long underneath) and reports
+ * bad input with cli_fail, so every message reads "attn <command>: <what is wrong>". */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +53,14 @@ int parse_shape(const char *s, attn_problem *p, char *err, size_t errn)
         char *end;
         errno = 0;
         v[n] = strtol(c, &end, 10);
-        if (*c < '0' || *c > '9' || *end != (n < 4 ? ',' : 0) || errno || v[n] < 1 || v[n] > INT_MAX) {
+        if (*c < '0' || *c > '9' || *end != (n < 4 ? ',' : 0) || v[n] < 1) {
             snprintf(err, errn, "bad shape '%s': %s must be a whole number >= 1 (B,H,Nq,Nk,D)", s,
                      names[n]);
+            return 0;
+        }
+        if (errno == ERANGE || v[n] > INT_MAX) {   /* the contract's fields are int */
+            snprintf(err, errn, "bad shape '%s': %s is above the limit %d = 2^31 - 1 (B,H,Nq,Nk,D)",
+                     s, names[n], INT_MAX);
             return 0;
         }
         c = end + 1;
@@ -121,4 +130,119 @@ size_t tensor_bytes(const attn_problem *p, int backward)
 void fmt_shape(const attn_problem *p, char *out, size_t n)
 {
     snprintf(out, n, "%d,%d,%d,%d,%d", p->batch, p->heads, p->seq_q, p->seq_k, p->head_dim);
+}
+
+/* ------------------------------------------------------------------------- the command line */
+
+int cli_fail(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "attn%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 2;
+}
+
+/* The long option that argv[i] names ("--step=3" -> "--step"), for messages. */
+static int option_len(const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    return eq ? (int)(eq - arg) : (int)strlen(arg);
+}
+
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+               const char *cmd)
+{
+    char spec[64];
+    snprintf(spec, sizeof spec, ":%s", shortopts);   /* ':' first: a missing value returns ':' */
+    opterr = 0;
+    int index = -1;
+    const int c = getopt_long(argc, argv, spec, longopts, &index);
+    /* The word that held the option: getopt has moved optind past it (and past its value). */
+    const char *arg = optind - 1 >= 1 && optind - 1 < argc ? argv[optind - 1] : "";
+    if (c == ':') {
+        if (strncmp(arg, "--", 2) == 0)
+            cli_fail(cmd, "%.*s needs a value", option_len(arg), arg);
+        else
+            cli_fail(cmd, "-%c needs a value", optopt);
+        return '?';
+    }
+    if (c == '?') {
+        if (strncmp(arg, "--", 2) == 0 && optopt)
+            cli_fail(cmd, "%.*s takes no value", option_len(arg), arg);
+        else if (strncmp(arg, "--", 2) == 0)
+            cli_fail(cmd, "unknown option %.*s; attn %s --help lists the options", option_len(arg),
+                     arg, cmd);
+        else
+            cli_fail(cmd, "unknown option -%c; attn %s --help lists the options", optopt, cmd);
+        return '?';
+    }
+    /* "--step --shape 1,1,8,8,8": the value is missing; the next word is an option, not it. */
+    if (c != -1 && index >= 0 && longopts[index].has_arg == required_argument && optarg &&
+        optarg == arg && strncmp(optarg, "--", 2) == 0) {
+        cli_fail(cmd, "--%s needs a value (got the option %s)", longopts[index].name, optarg);
+        return '?';
+    }
+    return c;
+}
+
+int parse_step_list(const char *list, const loaded_step *all, int nall, const attn_step **sel,
+                    int max, int *nsel, char *err, size_t errn)
+{
+    const char *c = list ? list : "";
+    for (;;) {
+        const char *comma = strchr(c, ',');
+        const size_t len = comma ? (size_t)(comma - c) : strlen(c);
+        char item[128];
+        if (len == 0) {
+            snprintf(err, errn, "empty step in '%s' (a list is S,S,...)", list ? list : "");
+            return 0;
+        }
+        snprintf(item, sizeof item, "%.*s", (int)len, c);
+        const attn_step *s = steps_find(all, nall, item);
+        if (!s) {
+            snprintf(err, errn, "unknown step '%s' (attn list shows them)", item);
+            return 0;
+        }
+        for (int i = 0; i < *nsel; i++)
+            if (sel[i] == s) {
+                snprintf(err, errn, "step %s is given twice", s->name);
+                return 0;
+            }
+        if (*nsel >= max) {
+            snprintf(err, errn, "more than %d steps", max);
+            return 0;
+        }
+        sel[(*nsel)++] = s;
+        if (!comma)
+            return 1;
+        c = comma + 1;
+    }
+}
+
+void fmt_int_set(const unsigned char *set, int n, char *out, size_t outn)
+{
+    size_t len = 0;
+    out[0] = 0;
+    for (int i = 1; i <= n; i++) {
+        if (!set[i])
+            continue;
+        int j = i;
+        while (j + 1 <= n && set[j + 1])
+            j++;
+        char run[32];
+        if (j == i)
+            snprintf(run, sizeof run, "%d", i);
+        else if (j == i + 1)
+            snprintf(run, sizeof run, "%d,%d", i, j);
+        else
+            snprintf(run, sizeof run, "%d-%d", i, j);
+        if (len < outn)
+            len += (size_t)snprintf(out + len, outn - len, "%s%s", len ? "," : "", run);
+        i = j;
+    }
+    if (!out[0])
+        snprintf(out, outn, "none");
 }

@@ -1,4 +1,5 @@
-/* gpu.c: CUDA error reporting, device facts, and timing. */
+/* gpu.c: CUDA error reporting, device facts, and timing. It calls the CUDA runtime only: tensor.c
+ * sits on top of it (cuda_ok), never the other way round. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,8 +82,11 @@ int timer_init(gpu_timer *t, cudaStream_t stream)
     /* Twice the L2, rewritten before each timed launch, so no launch finds the previous
      * one's inputs still in cache. */
     t->flush_bytes = 2 * (size_t)(g.l2_bytes > 0 ? g.l2_bytes : 64 << 20);
-    if (!dev_alloc(&t->flush, t->flush_bytes, "L2 flush buffer") ||
-        !cuda_ok(cudaEventCreate(&t->start), "cudaEventCreate") ||
+    if (!cuda_ok(cudaMalloc(&t->flush, t->flush_bytes), "L2 flush buffer")) {
+        t->flush = NULL;
+        return 0;
+    }
+    if (!cuda_ok(cudaEventCreate(&t->start), "cudaEventCreate") ||
         !cuda_ok(cudaEventCreate(&t->stop), "cudaEventCreate")) {
         timer_free(t);
         return 0;

@@ -4,7 +4,8 @@
  *   metrics.c    rel-L2 and worst element; NaN and Inf never pass
  *   gpu.c        CUDA error reporting, device info, timing with an L2 flush
  *   steps.c      finding and loading build/steps/NN_name.so with dlopen
- *   cli.c        parsing shapes, dtypes and numbers; FLOP counts; byte formatting
+ *   cli.c        parsing shapes, dtypes, numbers and options; the CLI's error style; FLOP counts;
+ *                formatting
  *   check.c      the shape grid and one checked run of one step against the reference
  */
 #ifndef HARNESS_H
@@ -149,6 +150,22 @@ void fmt_bytes(double bytes, char *out, size_t n);
 /* Device bytes of Q, K, V, O, lse (+ dO, dQ, dK, dV for the backward). */
 size_t tensor_bytes(const attn_problem *p, int backward);
 void fmt_shape(const attn_problem *p, char *out, size_t n);   /* "B,H,Nq,Nk,D" */
+
+/* The command line's one error style: "attn CMD: message" on stderr (CMD NULL: "attn: ...").
+ * Returns 2, the exit status for bad input. */
+int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* getopt_long (<getopt.h>) for subcommand CMD, with messages in cli_fail's style that name the
+ * option: "unknown option --frobnicate", "--step needs a value", "--causal takes no value".
+ * Returns the option's value, -1 after the last option, or '?' once the message is printed. */
+struct option;
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+               const char *cmd);
+/* "00,2,02_ragged_mask" -> the steps, appended to sel[*nsel..max). 0 and err on an empty item,
+ * an unknown step or one given twice. */
+int parse_step_list(const char *list, const loaded_step *all, int nall, const attn_step **sel,
+                    int max, int *nsel, char *err, size_t errn);
+/* The members of set[1..n] (set[i] != 0) as runs: "1-128", "64,128", "8,16-32"; "none" if empty. */
+void fmt_int_set(const unsigned char *set, int n, char *out, size_t outn);
 
 /* ---------------------------------------------------------------- check.c */
 typedef enum { V_PASS = 0, V_FAIL, V_XFAIL, V_XPASS, V_SKIP } verdict;

@@ -566,44 +566,4 @@ Test(contract, a_step_that_fails_to_load_does_not_take_the_others_down)
               "%s: %s", le[1].file, le[1].error);
 }
 
-/* The front door says one line and exits 2 on bad input; here, with or without a GPU. */
-
-Test(cli, attn_rejects_bad_input)
-{
-    static const struct { const char *args, *says; } cases[] = {
-        {"run --step 42 --shape 1,1,8,8,8", "unknown step '42'"},
-        {"run --step 02 --shape 1,1,8,8", "bad shape '1,1,8,8'"},
-        {"run --step 02 --shape 1,0,8,8,8", "H must be a whole number >= 1"},
-        {"run --step 02 --shape 1,1,8,8,8 --dtype fp16", "unknown dtype 'fp16'"},
-        {"run --step 02", "--step and --shape are required"},
-        {"frobnicate", "unknown command 'frobnicate'"},
-        {"bench --sweep huge", "--sweep is blog or seed1"},
-        {"check --step 77", "unknown step '77'"},
-    };
-    char out[4096];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int rc = run_attn(cases[i].args, out, sizeof out);
-        cr_expect(rc == 2, "attn %s: exit %d, expected 2", cases[i].args, rc);
-        cr_expect(strstr(out, cases[i].says) != NULL, "attn %s said:\n%s", cases[i].args, out);
-        cr_expect(!strchr(out, '\n') || !strchr(strchr(out, '\n') + 1, '\n'), "attn %s: more than one line:\n%s",
-                  cases[i].args, out);
-        cr_expect(!strstr(out, "Segmentation") && !strstr(out, "CUDA error"), "attn %s: %s", cases[i].args, out);
-    }
-    int rc = run_attn("--help", out, sizeof out);
-    cr_expect(rc == 0 && strstr(out, "usage: attn"), "attn --help: %d %s", rc, out);
-    rc = run_attn("list", out, sizeof out);
-    cr_expect(rc == 0 && strstr(out, "00_materialized") && strstr(out, "02_ragged_mask"), "attn list: %s", out);
-}
-
-Test(cli, attn_without_gpu_says_so)
-{
-    char why[256], out[4096];
-    if (gpu_available(why, sizeof why))
-        cr_skip_test("a GPU is present; the no-GPU message is tested on machines without one");
-    const char *cmds[] = {"check", "run --step 02 --shape 1,1,8,8,8", "bench --sweep seed1", "info"};
-    for (size_t i = 0; i < 4; i++) {
-        int rc = run_attn(cmds[i], out, sizeof out);
-        cr_expect(rc == 2 && strstr(out, "attn: no") && !strchr(strchr(out, '\n') + 1, '\n'),
-                  "attn %s without a GPU: exit %d, said:\n%s", cmds[i], rc, out);
-    }
-}
+/* The command line's tests are in tests/test_cli.c. */

@@ -1,0 +1,498 @@
+/* attn: the front door. list, check, run, bench, info; `attn --help` and `attn CMD --help`.
+ *
+ * Layers, each using only those below it:
+ *   cli/attn.c      this file: the commands list, check, run, info
+ *   bench/          the timed measurement (measure.c), the sweeps file (sweeps.c), attn bench
+ *   common/         the harness: contract, reference, checks (check.c), GPU, steps, parsing
+ * Every command parses its options with getopt_long (cli_getopt) and reports bad input as one
+ * line, "attn CMD: what is wrong", with exit status 2.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "bench.h"
+#include "harness.h"
+#include "measure.h"
+
+static const char list_usage[] =
+    "usage: attn list\n"
+    "  every step: the dtypes and head dims its supports() accepts (D probed from 1 to 1024),\n"
+    "  forward or forward and backward, the GPUs it runs on, and the idea it adds\n";
+static const char check_usage[] =
+    "usage: attn check [--step S]... [--steps S,S,...] [--csv FILE] [--seed N]\n"
+    "  every step (or those named) on the shape grid against the fp64 reference: fp32 and bf16,\n"
+    "  causal and not, normal/large/late inputs, forward and backward; one line per case\n"
+    "  (PASS, FAIL, XFAIL, XPASS or SKIP) and a summary\n"
+    "  --step S         only this step (repeatable)\n"
+    "  --steps S,S,...  only these steps\n"
+    "  --csv FILE       also one CSV row per output tensor\n"
+    "  --seed N         seed of the random inputs (default: the time; failures print theirs)\n";
+static const char run_usage[] =
+    "usage: attn run --step S --shape B,H,Nq,Nk,D [options]\n"
+    "  one checked run (as attn check does it) and one timed measurement\n"
+    "  --step S                   the step (2, 02 or 02_ragged_mask)\n"
+    "  --shape B,H,Nq,Nk,D        batch, heads, query and key lengths, head dim (each 1..2^31-1)\n"
+    "  --dtype fp32|bf16          default fp32\n"
+    "  --causal                   query i sees keys j <= i\n"
+    "  --backward                 time the backward (dQ, dK, dV) instead of the forward\n"
+    "  --inputs normal|large|late the inputs of the checked run (default normal)\n"
+    "  --seed N                   seed of the random inputs (default: the time)\n"
+    "  --reps N                   timed runs (default: about 200 ms worth, 3 to 30)\n";
+static const char info_usage[] = "usage: attn info\n  the GPU as key=value lines\n";
+
+static const char usage[] =
+    "usage: attn <command> [options]; attn <command> --help shows one command's options\n"
+    "\n"
+    "  list     the steps: what each supports and the idea it adds\n"
+    "  check    every step on the shape grid against the fp64 reference\n"
+    "  run      one step on one shape: a checked run, then a timed measurement\n"
+    "  bench    a sweep of bench/sweeps.txt (standard, single_head), one CSV row per measurement\n"
+    "  info     the GPU as key=value lines\n"
+    "\n"
+    "S is a step number (2, 02) or name (02_ragged_mask). Exit status: 0 ok, 1 a check failed,\n"
+    "2 bad input or no usable GPU.\n";
+
+/* Options of a command that takes none but --help. */
+static int no_options(int argc, char **argv, const char *cmd, const char *help)
+{
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int c;
+    while ((c = cli_getopt(argc, argv, "h", opts, cmd)) != -1) {
+        if (c != 'h')
+            return 2;
+        fputs(help, stdout);
+        return 0;
+    }
+    if (optind < argc)
+        return cli_fail(cmd, "unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
+static int load(const char *cmd, loaded_step *steps)
+{
+    char err[512];
+    const int n = steps_load(steps, MAX_STEPS, err, sizeof err);
+    if (n < 0)
+        return cli_fail(cmd, "%s", err), -1;
+    /* a step that does not load is named with the loader's message; the others go on */
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "attn %s", cmd);
+    steps_report_load_errors(stderr, prefix);
+    return n;
+}
+
+/* ------------------------------------------------------------------------------- list */
+
+/* What a step supports, found by asking supports() (pure host code, no GPU needed):
+ * set[t][D] for dtype t and D in 1..1024. */
+#define MAX_D 1024
+static void probe(const attn_step *s, int backward, unsigned char set[2][MAX_D + 1])
+{
+    memset(set, 0, 2 * (MAX_D + 1));
+    for (int t = 0; t < 2; t++)
+        for (int d = 1; d <= MAX_D; d++) {
+            attn_problem p = {1, 1, 64, 64, d, 0, (attn_dtype)t, (float)(1.0 / sqrt((double)d))};
+            const char *why;
+            set[t][d] = (!backward || s->backward) && s->supports(&p, backward, &why) == ATTN_OK;
+        }
+}
+
+static int set_empty(const unsigned char *set)
+{
+    for (int d = 1; d <= MAX_D; d++)
+        if (set[d])
+            return 0;
+    return 1;
+}
+
+/* "1-128" when the dtypes share their head dims, else "fp32 1-128, bf16 64,128". */
+static void fmt_dims(unsigned char set[2][MAX_D + 1], char *out, size_t n)
+{
+    char a[256], b[256];
+    fmt_int_set(set[0], MAX_D, a, sizeof a);
+    fmt_int_set(set[1], MAX_D, b, sizeof b);
+    if (set_empty(set[0]) || set_empty(set[1]) || memcmp(set[0], set[1], MAX_D + 1) == 0)
+        snprintf(out, n, "%s", set_empty(set[0]) ? b : a);
+    else
+        snprintf(out, n, "fp32 %s, bf16 %s", a, b);
+}
+
+/* "any", "sm_90", "sm_80+", "sm_80-sm_89", "up to sm_89". */
+static void fmt_gpu(const attn_step *s, char *out, size_t n)
+{
+    if (!s->cc_min && !s->cc_max)
+        snprintf(out, n, "any");
+    else if (s->cc_min == s->cc_max)
+        snprintf(out, n, "sm_%d", s->cc_min);
+    else if (!s->cc_max)
+        snprintf(out, n, "sm_%d+", s->cc_min);
+    else if (!s->cc_min)
+        snprintf(out, n, "up to sm_%d", s->cc_max);
+    else
+        snprintf(out, n, "sm_%d-sm_%d", s->cc_min, s->cc_max);
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    int rc = no_options(argc, argv, "list", list_usage);
+    if (rc >= 0)
+        return rc;
+    loaded_step steps[MAX_STEPS];
+    const int n = load("list", steps);
+    if (n < 0)
+        return 2;
+    /* Which GPU is here, if any: only to say which steps it cannot run. */
+    char why[256];
+    int cc = 0;
+    gpu_info g;
+    if (gpu_available(why, sizeof why) && gpu_query(&g))
+        cc = g.cc_major * 10 + g.cc_minor;
+    printf("%-24s %-10s %-12s %-8s %-6s %s\n", "step", "dtypes", "head dims", "passes", "GPU",
+           "the idea it adds");
+    for (int i = 0; i < n; i++) {
+        const attn_step *s = steps[i].info;
+        unsigned char fwd[2][MAX_D + 1], bwd[2][MAX_D + 1];
+        probe(s, 0, fwd);
+        probe(s, 1, bwd);
+        char dt[16] = "", dims[600], passes[700], gpu[32];
+        for (int t = 0; t < 2; t++)
+            if (!set_empty(fwd[t]))
+                snprintf(dt + strlen(dt), sizeof dt - strlen(dt), "%s%s", *dt ? " " : "",
+                         dtype_name((attn_dtype)t));
+        fmt_dims(fwd, dims, sizeof dims);
+        if (set_empty(bwd[0]) && set_empty(bwd[1]))
+            snprintf(passes, sizeof passes, "fwd");
+        else if (memcmp(fwd, bwd, sizeof fwd) == 0)
+            snprintf(passes, sizeof passes, "fwd+bwd");
+        else {
+            char b[600];
+            fmt_dims(bwd, b, sizeof b);
+            snprintf(passes, sizeof passes, "fwd+bwd (bwd: %s)", b);
+        }
+        fmt_gpu(s, gpu, sizeof gpu);
+        printf("%-24s %-10s %-12s %-8s %-6s %s\n", s->name, *dt ? dt : "none", dims, passes, gpu,
+               s->summary);
+        if (s->gpu_why || s->cc_min || s->cc_max) {
+            printf("%-24s GPU: %s", "", s->gpu_why ? s->gpu_why : gpu);
+            if (cc)
+                printf("; this GPU (sm_%d) %s", cc, attn_gpu_fits(s, cc, NULL) ? "can run it" : "cannot");
+            printf("\n");
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------- info */
+
+static int cmd_info(int argc, char **argv)
+{
+    int rc = no_options(argc, argv, "info", info_usage);
+    if (rc >= 0)
+        return rc;
+    char why[256];
+    gpu_info g;
+    if (!gpu_available(why, sizeof why))
+        return cli_fail("info", "%s", why);
+    if (!gpu_query(&g))
+        return cli_fail("info", "cannot query the GPU");
+    char date[32];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+    printf("gpu=%s\nslug=%s\ngpu_mem_bytes=%zu\nsms=%d\ncompute_capability=%d.%d\nl2_bytes=%d\n"
+           "cuda_runtime=%d.%d\ndriver_api=%d.%d\ndate=%s\n",
+           g.name, g.slug, g.total_mem, g.sms, g.cc_major, g.cc_minor, g.l2_bytes,
+           g.runtime_version / 1000, g.runtime_version % 1000 / 10, g.driver_version / 1000,
+           g.driver_version % 1000 / 10, date);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------- check */
+
+static int cmd_check(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"step", required_argument, NULL, 's'}, {"steps", required_argument, NULL, 'S'},
+        {"csv", required_argument, NULL, 'c'},  {"seed", required_argument, NULL, 'e'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0}};
+    const char *specs[MAX_STEPS];
+    int nspecs = 0, c;
+    const char *csv_path = NULL;
+    uint64_t seed = (uint64_t)time(NULL);
+    while ((c = cli_getopt(argc, argv, "h", opts, "check")) != -1) {
+        switch (c) {
+        case 's':
+        case 'S':
+            if (nspecs < MAX_STEPS)
+                specs[nspecs++] = optarg;
+            break;
+        case 'c':
+            csv_path = optarg;
+            break;
+        case 'e':
+            if (!parse_u64(optarg, &seed))
+                return cli_fail("check", "--seed takes a whole number >= 0, not '%s'", optarg);
+            break;
+        case 'h':
+            fputs(check_usage, stdout);
+            return 0;
+        default:
+            return 2;
+        }
+    }
+    if (optind < argc)
+        return cli_fail("check", "unexpected argument '%s'", argv[optind]);
+    loaded_step all[MAX_STEPS];
+    const int nall = load("check", all);
+    if (nall < 0)
+        return 2;
+    const attn_step *sel[MAX_STEPS];
+    int nsel = 0;
+    char err[512];
+    for (int i = 0; i < nspecs; i++)
+        if (!parse_step_list(specs[i], all, nall, sel, MAX_STEPS, &nsel, err, sizeof err))
+            return cli_fail("check", "%s", err);
+    if (nsel == 0)
+        for (int i = 0; i < nall; i++)
+            sel[nsel++] = all[i].info;
+    char why[256];
+    if (!gpu_available(why, sizeof why))
+        return cli_fail("check", "%s", why);
+    FILE *csv = NULL;
+    if (csv_path && !(csv = fopen(csv_path, "w")))
+        return cli_fail("check", "cannot write %s", csv_path);
+    check_totals tot;
+    check_set_gpu_reference(steps_find(all, nall, "00"));   /* for the long cases */
+    const int ok = check_run_all(sel, nsel, -1, seed, stdout, csv, &tot);
+    if (csv)
+        fclose(csv);
+    if (!ok)
+        return cli_fail("check", "stopped: the harness itself failed (see above)");
+    return tot.count[V_FAIL] ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------------- run */
+
+static int cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"step", required_argument, NULL, 's'},   {"shape", required_argument, NULL, 'p'},
+        {"dtype", required_argument, NULL, 't'},  {"causal", no_argument, NULL, 'c'},
+        {"backward", no_argument, NULL, 'b'},     {"inputs", required_argument, NULL, 'i'},
+        {"seed", required_argument, NULL, 'e'},   {"reps", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    const char *step_spec = NULL;
+    attn_problem p;
+    int have_shape = 0, backward = 0, causal = 0, reps = 0, c;
+    attn_dtype dtype = ATTN_FP32;
+    input_mode mode = INPUT_NORMAL;
+    uint64_t seed = (uint64_t)time(NULL);
+    char err[512];
+    long n;
+    while ((c = cli_getopt(argc, argv, "h", opts, "run")) != -1) {
+        switch (c) {
+        case 's':
+            if (step_spec)
+                return cli_fail("run", "--step is given twice (run measures one step; attn bench "
+                                       "--steps takes a list)");
+            step_spec = optarg;
+            break;
+        case 'p':
+            if (have_shape)
+                return cli_fail("run", "--shape is given twice (run measures one shape)");
+            if (!parse_shape(optarg, &p, err, sizeof err))
+                return cli_fail("run", "%s", err);
+            have_shape = 1;
+            break;
+        case 't':
+            if (!parse_dtype(optarg, &dtype))
+                return cli_fail("run", "unknown dtype '%s' (fp32 or bf16)", optarg);
+            break;
+        case 'c':
+            causal = 1;
+            break;
+        case 'b':
+            backward = 1;
+            break;
+        case 'i':
+            if (strcmp(optarg, "normal") == 0)
+                mode = INPUT_NORMAL;
+            else if (strcmp(optarg, "large") == 0)
+                mode = INPUT_LARGE;
+            else if (strcmp(optarg, "late") == 0)
+                mode = INPUT_LATE;
+            else
+                return cli_fail("run", "--inputs is normal, large or late, not '%s'", optarg);
+            break;
+        case 'e':
+            if (!parse_u64(optarg, &seed))
+                return cli_fail("run", "--seed takes a whole number >= 0, not '%s'", optarg);
+            break;
+        case 'r':
+            if (!parse_long(optarg, 1, 100000, &n))
+                return cli_fail("run", "--reps takes a whole number from 1 to 100000, not '%s'", optarg);
+            reps = (int)n;
+            break;
+        case 'h':
+            fputs(run_usage, stdout);
+            return 0;
+        default:
+            return 2;
+        }
+    }
+    if (optind < argc)
+        return cli_fail("run", "unexpected argument '%s'", argv[optind]);
+    if (!step_spec || !have_shape)
+        return cli_fail("run", "--step and --shape are required (attn run --help)");
+    loaded_step steps[MAX_STEPS];
+    const int nsteps = load("run", steps);
+    if (nsteps < 0)
+        return 2;
+    const attn_step *s = steps_find(steps, nsteps, step_spec);
+    if (!s)
+        return cli_fail("run", "unknown step '%s' (attn list shows them)", step_spec);
+    p.dtype = dtype;
+    p.causal = causal;
+    char shape[64], why[320];
+    fmt_shape(&p, shape, sizeof shape);
+
+    /* What needs no GPU first (the step's support, and its reason), then the GPU. */
+    if (backward && !s->backward)
+        return cli_fail("run", "%s is forward only", s->name);
+    const int have_gpu = gpu_available(why, sizeof why);
+    gpu_info g;
+    int cc = 0;
+    if (have_gpu) {
+        if (!gpu_query(&g))
+            return cli_fail("run", "cannot query the GPU");
+        cc = g.cc_major * 10 + g.cc_minor;
+        const char *gw;
+        if (!attn_gpu_fits(s, cc, &gw))
+            return cli_fail("run", "SKIP: %s does not run on this GPU (%s, sm_%d): %s", s->name,
+                            g.name, cc, gw);
+    }
+    const char *reason = NULL;
+    if (s->supports(&p, backward, &reason) != ATTN_OK)
+        return cli_fail("run", "%s does not support %s %s%s%s: %s", s->name, shape, dtype_name(dtype),
+                        causal ? " causal" : "", backward ? " backward" : "",
+                        reason ? reason : "no reason given");
+    if (!have_gpu)
+        return cli_fail("run", "%s", why);
+    if (!measure_fits(s, &p, backward, why, sizeof why))
+        return cli_fail("run", "%s", why);
+
+    gpu_timer timer;
+    if (!gpu_setup(&g, &timer))
+        return 2;
+    printf("step       %s\n", s->name);
+    printf("problem    B=%d H=%d Nq=%d Nk=%d D=%d %s %s, scale %.6g, %s, %s inputs, seed %llu\n",
+           p.batch, p.heads, p.seq_q, p.seq_k, p.head_dim, dtype_name(dtype),
+           causal ? "causal" : "non-causal", p.scale, backward ? "backward" : "forward",
+           input_mode_name(mode), (unsigned long long)seed);
+    printf("gpu        %s\n", g.name);
+
+    /* The check: attn check's own checked run against the fp64 CPU reference when that takes
+     * seconds; else step 00 on the same inputs where it fits, within twice check_bound. */
+    const double cpu_work = (double)p.batch * p.heads * visible_pairs(&p) * p.head_dim;
+    int rc = 0;
+    host_inputs in;
+    outputs ref = {0};
+    const char *ref_name = NULL;
+    check_case cs;
+    const int on_cpu = cpu_work <= 2e9;
+    if (on_cpu) {
+        check_result r;
+        if (!case_prepare(&cs, &p, mode, seed, backward)) {
+            gpu_teardown(&timer);
+            return 2;
+        }
+        if (!case_run(&cs, s, backward, timer.stream, &r)) {
+            case_free(&cs);
+            gpu_teardown(&timer);
+            return 2;
+        }
+        printf("check      vs the fp64 CPU reference:");
+        for (int t = 0; t < r.n; t++)
+            printf(" %s rel-L2 %.2e (bound %.0e)", r.t[t].name, r.t[t].err.rel_l2, r.t[t].bound);
+        printf(" -> %s%s%s\n", verdict_name(r.v), r.why ? ": " : "", r.why ? r.why : "");
+        if (r.v == V_FAIL) {
+            check_print_failure(stdout, &cs, &r, s->name, backward);
+            rc = 1;
+        }
+        in = cs.in;
+    } else {
+        if (!inputs_make_fast(&in, &p, seed)) {
+            gpu_teardown(&timer);
+            return 2;
+        }
+        ref_name = "none (too big for the CPU reference and for step 00): outputs checked finite only";
+        const attn_step *s00 = steps_find(steps, nsteps, "0");
+        char dummy[320];
+        if (s00 && s00 != s && attn_gpu_fits(s00, cc, NULL) &&
+            measure_fits(s00, &p, backward, dummy, sizeof dummy)) {
+            measurement m0;
+            measure(s00, &in, backward, cc, NULL, 0, 1, &timer, &ref, &m0);
+            if (m0.status == M_OK)
+                ref_name = "step 00 (the materialized baseline) on the same inputs";
+            else
+                outputs_free(&ref);
+        }
+    }
+    measurement m;
+    measure(s, &in, backward, cc, ref.count ? &ref : NULL, 2.0, reps, &timer, NULL, &m);
+    if (ref_name) {
+        printf("check      vs %s", ref_name);
+        if (!isnan(m.err))
+            printf(": worst rel-L2 %.2e (%s, bound %.0e)", m.err, m.err_tensor, m.err_bound);
+        printf("\n");
+    }
+    if (m.status != M_OK && m.status != M_XFAIL) {
+        printf("result     %s: %s\n", m_status_name[m.status], m.why);
+        rc = m.status == M_WRONG || m.status == M_CHANGED ? 1 : 2;
+    } else {
+        char ws[32];
+        fmt_bytes((double)m.ws_bytes, ws, sizeof ws);
+        if (m.status == M_XFAIL)
+            printf("result     xfail: %s\n", m.why);
+        printf("time       %.4f ms median (min %.4f, max %.4f; %d runs, L2 flushed before each)\n",
+               m.t.median_ms, m.t.min_ms, m.t.max_ms, m.t.reps);
+        printf("rate       %.2f TFLOP/s (%.3g FLOP)\n", m.tflops, attn_flops(&p, backward));
+        printf("workspace  %s (%zu bytes)\n", ws, m.ws_bytes);
+        printf("timed      the outputs after the timing loop match the first run's\n");
+    }
+    if (on_cpu)
+        case_free(&cs);
+    else
+        inputs_free(&in);
+    outputs_free(&ref);
+    gpu_teardown(&timer);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------- main */
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs("usage: attn list|check|run|bench|info [options]; attn --help says more\n", stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        if (argc > 2)
+            return cli_fail(NULL, "unexpected argument '%s' after %s", argv[2], cmd);
+        fputs(usage, stdout);
+        return 0;
+    }
+    /* The subcommand sees its own name as argv[0], so getopt starts after it. */
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } cmds[] = {{"list", cmd_list}, {"check", cmd_check}, {"run", cmd_run},
+                {"bench", cmd_bench}, {"info", cmd_info}};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (strcmp(cmd, cmds[i].name) == 0)
+            return cmds[i].fn(argc - 1, argv + 1);
+    return cli_fail(NULL, "unknown command '%s' (attn --help lists the commands)", cmd);
+}

@@ -1,0 +1,248 @@
+/* CLI tests: what `attn` says to bad input, run as a subprocess (build/attn), and the parsing
+ * helpers of common/cli.c. No GPU needed: every case here is decided before the GPU is asked. */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "run_attn.h"
+
+static char out[16384];
+
+static int lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* attn ARGS exits 2 with exactly one line that starts with PREFIX and contains SAYS. */
+static void rejects(const char *args, const char *prefix, const char *says)
+{
+    const int rc = run_attn(args, out, sizeof out);
+    cr_expect(rc == 2, "attn %s: exit %d, expected 2; said:\n%s", args, rc, out);
+    cr_expect(strncmp(out, prefix, strlen(prefix)) == 0, "attn %s: expected the prefix '%s', said:\n%s",
+              args, prefix, out);
+    cr_expect(strstr(out, says) != NULL, "attn %s: expected '%s', said:\n%s", args, says, out);
+    cr_expect(lines(out) == 1, "attn %s: expected one line, said:\n%s", args, out);
+}
+
+/* ------------------------------------------------------------ unknown options, missing values */
+
+Test(cli_options, unknown_option_is_named)
+{
+    rejects("run --frobnicate", "attn run: ", "unknown option --frobnicate");
+    rejects("run --step 02 --shape 1,1,8,8,8 --frobnicate=3", "attn run: ", "unknown option --frobnicate");
+    rejects("check --frobnicate", "attn check: ", "unknown option --frobnicate");
+    rejects("bench --sweep standard --frobnicate", "attn bench: ", "unknown option --frobnicate");
+    rejects("list --frobnicate", "attn list: ", "unknown option --frobnicate");
+    rejects("info --frobnicate", "attn info: ", "unknown option --frobnicate");
+    rejects("run -x", "attn run: ", "unknown option -x");
+}
+
+Test(cli_options, option_without_value_is_named)
+{
+    rejects("run --step", "attn run: ", "--step needs a value");
+    rejects("run --shape 1,1,8,8,8 --step", "attn run: ", "--step needs a value");
+    rejects("run --step --shape 1,1,8,8,8", "attn run: ", "--step needs a value");
+    rejects("run --step 02 --shape", "attn run: ", "--shape needs a value");
+    rejects("check --seed", "attn check: ", "--seed needs a value");
+    rejects("check --step", "attn check: ", "--step needs a value");
+    rejects("bench --sweep", "attn bench: ", "--sweep needs a value");
+    rejects("bench --sweep standard --steps", "attn bench: ", "--steps needs a value");
+}
+
+Test(cli_options, flag_with_a_value_is_named)
+{
+    rejects("run --step 02 --shape 1,1,8,8,8 --causal=1", "attn run: ", "--causal takes no value");
+}
+
+Test(cli_options, stray_arguments_are_rejected)
+{
+    rejects("list extra", "attn list: ", "unexpected argument 'extra'");
+    rejects("info extra", "attn info: ", "unexpected argument 'extra'");
+    rejects("run --step 02 --shape 1,1,8,8,8 extra", "attn run: ", "unexpected argument 'extra'");
+    rejects("check extra", "attn check: ", "unexpected argument 'extra'");
+    rejects("bench --sweep standard extra", "attn bench: ", "unexpected argument 'extra'");
+}
+
+/* ------------------------------------------------------------------------------- help */
+
+Test(cli_help, every_command_shows_its_options)
+{
+    static const struct { const char *cmd, *shows[3]; } cases[] = {
+        {"run --help", {"usage: attn run", "--shape B,H,Nq,Nk,D", "--backward"}},
+        {"run -h", {"usage: attn run", "--dtype fp32|bf16", "--reps N"}},
+        {"check --help", {"usage: attn check", "--csv FILE", "--seed N"}},
+        {"bench --help", {"usage: attn bench", "--sweep NAME", "single_head"}},
+        {"list --help", {"usage: attn list", "head dims", "GPU"}},
+        {"info --help", {"usage: attn info", "key=value", "GPU"}},
+        {"--help", {"usage: attn <command>", "bench", "attn <command> --help"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int rc = run_attn(cases[i].cmd, out, sizeof out);
+        cr_expect(rc == 0, "attn %s: exit %d:\n%s", cases[i].cmd, rc, out);
+        for (int j = 0; j < 3; j++)
+            cr_expect(strstr(out, cases[i].shows[j]), "attn %s does not show '%s':\n%s", cases[i].cmd,
+                      cases[i].shows[j], out);
+    }
+}
+
+Test(cli_help, plain_attn_is_one_line_with_the_hint)
+{
+    const int rc = run_attn("", out, sizeof out);
+    cr_expect(rc == 2 && lines(out) == 1 && strstr(out, "attn --help"), "plain attn: exit %d:\n%s", rc, out);
+}
+
+Test(cli_help, unknown_command)
+{
+    rejects("frobnicate", "attn: ", "unknown command 'frobnicate'");
+}
+
+/* ------------------------------------------------------------------ values that are wrong */
+
+Test(cli_values, unknown_step_names_the_command)
+{
+    rejects("check --step 99", "attn check: ", "unknown step '99'");
+    rejects("run --step 99 --shape 1,1,8,8,8", "attn run: ", "unknown step '99'");
+    rejects("bench --sweep standard --steps 00,99", "attn bench: ", "unknown step '99'");
+}
+
+Test(cli_values, repeated_step_where_one_is_meant)
+{
+    rejects("run --step 02 --step 01 --shape 1,1,8,8,8", "attn run: ", "--step is given twice");
+    rejects("run --step 02 --shape 1,1,8,8,8 --shape 1,1,9,9,8", "attn run: ", "--shape is given twice");
+    rejects("bench --sweep standard --sweep single_head", "attn bench: ", "--sweep is given twice");
+    rejects("bench --sweep standard --steps 00 --steps 02", "attn bench: ", "--steps is given twice");
+    rejects("bench --sweep standard --steps 2,02", "attn bench: ", "step 02_ragged_mask is given twice");
+    rejects("check --step 2 --step 02", "attn check: ", "step 02_ragged_mask is given twice");
+}
+
+Test(cli_values, empty_item_in_a_step_list)
+{
+    rejects("bench --sweep standard --steps 00,,02", "attn bench: ", "empty step in '00,,02'");
+    rejects("bench --sweep standard --steps 00,", "attn bench: ", "empty step in '00,'");
+    rejects("bench --sweep standard --steps ,00", "attn bench: ", "empty step in ',00'");
+    rejects("check --steps 00,,02", "attn check: ", "empty step in '00,,02'");
+}
+
+Test(cli_values, shape_field_at_or_above_2_to_the_31)
+{
+    rejects("run --step 02 --shape 1,1,2147483648,8,64", "attn run: ", "Nq is above the limit 2147483647");
+    rejects("run --step 02 --shape 1,1,8,8,99999999999999999999", "attn run: ", "D is above the limit 2147483647");
+    rejects("run --step 02 --shape 4294967297,1,8,8,64", "attn run: ", "B is above the limit 2147483647");
+    attn_problem p;
+    char err[256];
+    cr_expect(parse_shape("2147483647,1,1,1,1", &p, err, sizeof err) && p.batch == INT_MAX, "%s", err);
+    cr_expect(!parse_shape("1,2147483648,1,1,1", &p, err, sizeof err) && strstr(err, "H is above the limit"),
+              "%s", err);
+}
+
+Test(cli_values, bad_shape_dtype_inputs_reps_seed)
+{
+    rejects("run --step 02 --shape 1,1,8,8", "attn run: ", "bad shape '1,1,8,8'");
+    rejects("run --step 02 --shape 1,0,8,8,8", "attn run: ", "H must be a whole number >= 1");
+    rejects("run --step 02 --shape 1,1,8,8,8 --dtype fp16", "attn run: ", "unknown dtype 'fp16'");
+    rejects("run --step 02 --shape 1,1,8,8,8 --inputs huge", "attn run: ", "--inputs is normal, large or late");
+    rejects("run --step 02 --shape 1,1,8,8,8 --reps 0", "attn run: ", "--reps takes a whole number");
+    rejects("run --step 02 --shape 1,1,8,8,8 --seed -1", "attn run: ", "--seed takes a whole number");
+    rejects("check --seed x", "attn check: ", "--seed takes a whole number");
+    rejects("bench --sweep standard --reps x", "attn bench: ", "--reps takes a whole number");
+    rejects("run --step 02", "attn run: ", "--step and --shape are required");
+    rejects("bench", "attn bench: ", "--sweep is required");
+}
+
+/* ------------------------------------------------------------------------------ sweeps */
+
+Test(cli_sweeps, unknown_sweep_lists_the_sweeps)
+{
+    rejects("bench --sweep huge", "attn bench: ", "unknown sweep 'huge'");
+    cr_expect(strstr(out, "standard, single_head"), "%s", out);
+    /* the old names are gone */
+    rejects("bench --sweep blog", "attn bench: ", "unknown sweep 'blog'");
+    rejects("bench --sweep seed1", "attn bench: ", "unknown sweep 'seed1'");
+}
+
+/* bench/sweeps.txt itself parses: the error is about the step, which comes after the file. */
+Test(cli_sweeps, the_sweeps_file_parses)
+{
+    rejects("bench --sweep standard --steps 99", "attn bench: ", "unknown step '99'");
+    rejects("bench --sweep single_head --quick --steps 99", "attn bench: ", "unknown step '99'");
+}
+
+static void bad_sweeps_file(const char *text, const char *says)
+{
+    char path[] = "/tmp/attn_sweeps_XXXXXX";
+    const int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    cr_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    setenv("ATTN_SWEEPS_FILE", path, 1);
+    rejects("bench --sweep standard", "attn bench: ", says);
+    cr_expect(strstr(out, path) && strstr(out, ":2: "), "the line is not named: %s", out);
+    unsetenv("ATTN_SWEEPS_FILE");
+    unlink(path);
+}
+
+Test(cli_sweeps, a_bad_line_is_named)
+{
+    bad_sweeps_file("# a comment\nstandard bf16 4,8,1,1 0 fwd 0\n", "bad shape '4,8,1,1'");
+    bad_sweeps_file("\nstandard fp16 4,8,1,1,64 0 fwd 0\n", "dtype 'fp16'");
+    bad_sweeps_file("\nstandard bf16 4,8,1,1,64 2 fwd 0\n", "causal '2'");
+    bad_sweeps_file("\nstandard bf16 4,8,1,1,64 0 bwd,fwd 0\n", "passes 'bwd,fwd'");
+    bad_sweeps_file("\nstandard bf16 4,8,1,1,64 0 fwd\n", "expected 6 fields");
+}
+
+/* -------------------------------------------------------- checked before asking for a GPU */
+
+/* The step's own limits are known without a GPU, so they are said first, GPU or not. */
+Test(cli_order, step_support_before_the_gpu)
+{
+    rejects("run --step 01 --shape 1,1,8,8,64 --backward", "attn run: ", "01_online_softmax_16x16 is forward only");
+    rejects("run --step 01 --shape 1,1,16,16,300", "attn run: ", "does not support 1,1,16,16,300 fp32");
+}
+
+Test(cli_order, without_a_gpu_every_command_says_so)
+{
+    char why[256];
+    if (gpu_available(why, sizeof why))
+        cr_skip_test("a GPU is present; the no-GPU message is tested on machines without one");
+    rejects("check", "attn check: ", "no CUDA GPU");
+    rejects("run --step 02 --shape 1,1,8,8,8", "attn run: ", "no CUDA GPU");
+    rejects("bench --sweep single_head", "attn bench: ", "no CUDA GPU");
+    rejects("info", "attn info: ", "no CUDA GPU");
+}
+
+/* ------------------------------------------------------------------------------ attn list */
+
+Test(cli_list, works_without_a_gpu)
+{
+    const int rc = run_attn("list", out, sizeof out);
+    cr_expect(rc == 0 && strstr(out, "head dims") && strstr(out, "GPU") && strstr(out, "00_materialized"),
+              "attn list: exit %d:\n%s", rc, out);
+}
+
+Test(cli_list, head_dims_as_exact_runs)
+{
+    unsigned char set[1025];
+    char s[256];
+    memset(set, 0, sizeof set);
+    fmt_int_set(set, 1024, s, sizeof s);
+    cr_expect_str_eq(s, "none");
+    set[64] = set[128] = 1;
+    fmt_int_set(set, 1024, s, sizeof s);
+    cr_expect_str_eq(s, "64,128");
+    memset(set, 0, sizeof set);
+    for (int d = 1; d <= 128; d++)
+        set[d] = 1;
+    fmt_int_set(set, 1024, s, sizeof s);
+    cr_expect_str_eq(s, "1-128");
+    memset(set, 0, sizeof set);
+    set[8] = 1;
+    for (int d = 16; d <= 32; d++)
+        set[d] = 1;
+    set[1023] = set[1024] = 1;
+    fmt_int_set(set, 1024, s, sizeof s);
+    cr_expect_str_eq(s, "8,16-32,1023,1024");
+}
