@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "harness.h"
-#include "run_attn.h"
 
 static attn_problem problem(int b, int h, int nq, int nk, int d, int causal)
 {
