@@ -1,6 +1,76 @@
-/* Step 07: wgmma, Hopper's warpgroup MMA (sm_90a).
+/* Step 07: wgmma, Hopper's asynchronous warpgroup MMA (sm_90a).
  *
- * HEADER: written below once the kernel is settled.
+ * The change against step 05: both products leave mma.sync (one warp, m16n8k16, operands pulled
+ * into registers with ldmatrix) for wgmma.mma_async (one WARPGROUP = 4 warps, m64nNk16, the
+ * tensor cores read the operands straight from shared memory, and the instruction returns before
+ * the product is done):
+ *     S  = Q K^T   wgmma m64n128k16 SS: Q and K from smem, both K-major; D/16 per key tile
+ *     O += P V     wgmma m64nDk16 RS: P from registers (the S accumulator packed to bf16 IS the
+ *                  A fragment, mma_sm90.cuh), V from smem as an MN-major B (transpose bit): V
+ *                  stays [keys, D] row-major; Bc/16 per key tile
+ * A warpgroup owns 64 query rows (wgmma's M). A block is 2 warpgroups = Br = 128 query rows, and
+ * a key tile is Bc = 128 keys, for D = 64 and 128. Why two warpgroups of 64 rows rather than one
+ * issuing two M=64 wgmmas: registers. 64 rows cost a thread O D/2 + S Bc/2 + P Bc/4 registers
+ * (D=128: 64 + 64 + 32 = 160, 245 in all); 128 rows in one warpgroup would double that and spill.
+ * Two warpgroups also give the SM 8 warps, so one's softmax can run under the other's wgmmas.
+ * The rest is step 05: exp2 with scale*log2(e) folded on the host, causal tile skipping (the key
+ * loop ends at the block's last visible key; only diagonal tiles and the ragged last tile run the
+ * mask), query tiles launched in reverse so the heaviest causal blocks start first.
+ *
+ * Shared memory in the 128-byte swizzle, the layout the descriptors ask for. A tile [rows][D] is
+ * D/64 "atoms" of [rows][64 bf16]: rows of 128 bytes, 8 chunks of 16 B, chunk c of row r stored
+ * at position c ^ (r % 8), so the 8 rows of each 1024-byte line cover all 32 banks per column:
+ *       chunk:  0 1 2 3 4 5 6 7            D=128:  +-- features 0..63 --+-- features 64..127 --+
+ *     row 0:    0 1 2 3 4 5 6 7                     | rows x 128 B       | rows x 128 B         |
+ *     row 1:    1 0 3 2 5 4 7 6                     +--------------------+----------------------+
+ *     row 2:    2 3 0 1 6 7 4 5            smem: Q [128 rows] | K stage 0, 1 | V stage 0, 1
+ *     row 7:    7 6 5 4 3 2 1 0            (each tile 1024-byte aligned: the hardware XORs
+ *                                           address bits 4-6 with bits 7-9 of the real address)
+ * Descriptors (wgmma_desc: start, LBO, SBO, swizzle mode 128B):
+ *     Q, K  K-major:  SBO = 1024 (the next 8 rows); the k-th 16 features start (k % 4) * 32 bytes
+ *                     into atom k / 4; LBO unused.
+ *     V     MN-major: SBO = 1024 (the next 8 keys); LBO = Bc * 128 (the next 64 features, D=128);
+ *                     the k-th 16 keys start k * 2048 bytes in.
+ * Loads: cp.async 16 B per thread, zero-filled past Nq / Nk; K and V double-buffered.
+ *
+ * The asynchronous MMA and its fences, per key tile j >= 1 (each warpgroup):
+ *     cp.async.wait_group 0; fence.proxy.async; __syncthreads   K_j, V_{j-1} landed, and visible
+ *                                                               to the tensor cores (async proxy)
+ *     wgmma.fence                                  O, P were written by ordinary instructions
+ *     S_j = Q K_j^T ............ commit (group 1)
+ *     O  += P_{j-1} V_{j-1} .... commit (group 2)
+ *     cp.async K_{j+1}, V_j into the free stages
+ *     wgmma.wait_group 1         S_j is done (groups retire in order); P V still runs
+ *     softmax(S_j) in place      (mask only if needed; max, ex2, row sums)  <- overlaps P V
+ *     wgmma.wait_group 0         O is done: O *= alpha_j, P_j = bf16(S_j)
+ * Timeline of one warpgroup (the other runs the same, offset by the tensor cores' arbitration):
+ *     tensor cores:  | S_j |  P_{j-1} V_{j-1}  |                 | S_j+1 |  P_j V_j   | ...
+ *     ALU / MUFU:          |   softmax(S_j)    | rescale, pack,  |       | softmax(S_j+1) ...
+ *                                                barrier, issue
+ * How far the overlap goes: softmax(S_j) hides under P V (FlashAttention-3's intra-warpgroup
+ * pipelining), but S_j itself is waited for: issuing S_{j+1} before softmax(S_j) needs a second
+ * S accumulator (Bc/2 = 64 more registers per thread), which does not fit next to O at D=128
+ * without setmaxnreg. Between the two warpgroups the overlap is whatever the scheduler finds
+ * inside one tile: a __syncthreads per tile (everyone loads, everyone computes) keeps them in step.
+ *
+ * Prediction (H200, bf16, N=4096; PERF.md: FA2 299 / 344 TFLOP/s at D=64 / 128, cuDNN 447 / 604).
+ * One block per SM, per key tile: MMA 2 warpgroups x 2 products x 64*128*D*2 FLOP = 8.4 MFLOP at
+ * D=128, 2048 clocks at ~4096 dense bf16 FLOP/clock/SM; exps 2 x 64 x 128 = 16384 at 16/clock =
+ * 1024 clocks. D=128 is MMA-bound and the exps fit under P V: expect 430-500 TFLOP/s (1.25-1.45x
+ * FA2; the bar is 1.1x = 378), short of FA3's ~640 because of the per-tile barrier, loads issued
+ * by the compute threads (16 cp.async per thread per tile), the exposed S wait, 8 warps per SM.
+ * D=64: MMA 1024 clocks against 1024 of exps: softmax-bound; S + max(softmax, P V) ~ 1536 clocks
+ * per 4.2 MFLOP: expect 320-380 (1.05-1.25x FA2; the bar is 1.0x = 299). Causal at 4k: ~80% of
+ * that on the causal FLOP count (diagonal tiles masked, short rows at the start).
+ *
+ * Limits: forward only; bf16; D = 64 or 128; scale > 0 (the running max is taken on raw scores);
+ * Hopper only (sm_90a: forward() refuses other GPUs). One block of 256 threads per SM
+ * (registers), 161 KB (D=128) / 81 KB (D=64) of shared memory. Step 08 replaces the cp.async
+ * loads and the block-wide barrier with TMA, mbarriers and a producer warp, and ping-pongs the
+ * two warpgroups.
+ *
+ * Run:  build/attn run --step 07 --shape 4,8,4096,4096,128     (needs an H100 / H200)
+ *       make diff A=05 B=07
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -37,10 +107,11 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const bf16 *__restrict__
                                           int N, int tid)
 {
     constexpr int CH = D / 8;   /* 16-byte chunks per row */
-    static_assert(ROWS * CH % NT == 0, "every thread loads the same number of chunks");
 #pragma unroll
-    for (int i = 0; i < ROWS * CH / NT; i++) {
+    for (int i = 0; i < (ROWS * CH + NT - 1) / NT; i++) {
         const int x = tid + i * NT, r = x / CH, c = x % CH;
+        if (ROWS * CH % NT != 0 && x >= ROWS * CH)
+            break;
         const bool in = row0 + r < N;
         cp_async_16(dst + (c / 8) * (ROWS * 128) + sw128_offset(r, c % 8),
                     src + (size_t)(in ? row0 + r : 0) * D + c * 8, in);
@@ -80,12 +151,12 @@ __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[
  * and alpha[a] = 2^((m_old - m_new) c) rescales what came before. The four threads of a quad
  * (same g) share a row: two shuffles finish each max. l stays a per-thread partial sum until the
  * epilogue (FA2): alpha is the same across the quad, so partial sums rescale correctly. */
-template <bool MASK, int Bc>
+template <int Bc>
 __device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2], float (&l)[2],
-                                               float (&alpha)[2], float c, int k0,
+                                               float (&alpha)[2], float c, bool mask, int k0,
                                                const int (&row)[2], int Nk, int causal, int t)
 {
-    if (MASK) {   /* only the ragged last tile and tiles crossing the diagonal get here */
+    if (mask) {   /* only the ragged last tile and tiles crossing the diagonal get here */
 #pragma unroll
         for (int j = 0; j < Bc / 8; j++)
 #pragma unroll
@@ -187,10 +258,7 @@ attention_fwd(const bf16 *__restrict__ Q, const bf16 *__restrict__ K, const bf16
     wgmma_commit();
     wgmma_wait<0>();
     reg_fence(s);
-    if (needs_mask(0))
-        online_softmax<true, Bc>(s, m, l, alpha, c, 0, row, Nk, causal, t);
-    else
-        online_softmax<false, Bc>(s, m, l, alpha, c, 0, row, Nk, causal, t);
+    online_softmax<Bc>(s, m, l, alpha, c, needs_mask(0), 0, row, Nk, causal, t);
 #pragma unroll
     for (int i = 0; i < Bc / 4; i++)
         p[i] = pack_bf16(s[2 * i], s[2 * i + 1]);
@@ -221,10 +289,7 @@ attention_fwd(const bf16 *__restrict__ Q, const bf16 *__restrict__ K, const bf16
         /* S_j done (groups retire in order); its softmax runs while P V is still running. */
         wgmma_wait<1>();
         reg_fence(s);
-        if (needs_mask(j * Bc))
-            online_softmax<true, Bc>(s, m, l, alpha, c, j * Bc, row, Nk, causal, t);
-        else
-            online_softmax<false, Bc>(s, m, l, alpha, c, j * Bc, row, Nk, causal, t);
+        online_softmax<Bc>(s, m, l, alpha, c, needs_mask(j * Bc), j * Bc, row, Nk, causal, t);
 
         /* P V done: rescale O to the new max and hand P_j over. */
         wgmma_wait<0>();
@@ -291,7 +356,8 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
         *why = "scale must be > 0 (the running max is taken on raw scores, as in FA2)";
         return ATTN_ERR_UNSUPPORTED;
     }
-    if ((size_t)p->batch * p->heads > 2147483647u || (p->seq_q + 127) / 128 > 65535) {
+    const int Br = 64 * (p->head_dim == 64 ? Tiles<64>::NWG : Tiles<128>::NWG);
+    if ((size_t)p->batch * p->heads > 2147483647u || (p->seq_q + Br - 1) / Br > 65535) {
         *why = "B*H above 2^31-1 or Nq above 65535 query tiles (grid limits)";
         return ATTN_ERR_UNSUPPORTED;
     }
