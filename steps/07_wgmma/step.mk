@@ -1,0 +1,1 @@
+07_wgmma_ARCH := -gencode arch=compute_90a,code=sm_90a
