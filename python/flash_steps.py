@@ -1,0 +1,464 @@
+"""flash_steps: any step of the series, called from PyTorch through ctypes.
+
+    import flash_steps                      # python/ on sys.path (or PYTHONPATH=python)
+    o = flash_steps.attention(q, k, v, causal=True)            # like F.scaled_dot_product_attention
+    o = flash_steps.FlashAttention.apply(q, k, v, True)        # the autograd.Function itself
+
+It loads the same build/steps/NN_name.so files as the C tools (build them with `make`; no C++
+extension, no other build step) and talks to each through its `attn_step_info`, the struct of
+common/attention.h, mirrored below field by field. Nothing here computes attention itself.
+
+What goes in: q (B, H, Nq, D), k and v (B, H, Nk, D), CUDA tensors of one device, all bf16 or
+all fp32, or the same without the head axis, (B, N, D). What comes out: O shaped like q, and with
+return_lse=True also lse, float32 (B, H, Nq) (or (B, Nq)), the natural-log logsumexp of each
+row's scaled, masked scores. Causal is top-left (query i sees keys j <= i), as SDPA's is_causal.
+
+Which step runs (step=None): the highest-numbered built step whose compute-capability bounds
+(cc_min, cc_max) fit this GPU, whose supports() accepts the problem, and that has no known bug on
+it. Each step of the series adds one idea meant to make it faster than the steps before, so the
+highest-numbered step that can do the problem is taken to be the fastest; the measurements are in
+the README's table. One exception is known: 01 and 02, the scalar lessons, are slower than 00's
+cuBLAS products, so on a build with only 00-02 pass step=0 for speed. Override with step=N, a
+name ("02_ragged_mask"), or a Step from load(); available() lists what is built.
+
+The backward is the step's own when it has one and supports the problem (step 06 on), else step
+00's, fed with this step's O and lse (the contract fixes what lse means, so any forward pairs with
+any backward). Every call is queued on PyTorch's current CUDA stream of the inputs' device, and
+the workspace comes from PyTorch's caching allocator on that stream.
+
+Errors: FileNotFoundError when build/steps (or the step's .so) is missing (it says to run make);
+ValueError for an unknown step, a .so that does not follow common/attention.h, wrong device,
+dtype (fp16 included) or shape, and anything a step refuses, quoting the step's own `why`;
+OSError when the dynamic loader cannot load a .so (libcudart, libcublas not found); MemoryError
+or torch.cuda.OutOfMemoryError when the workspace does not fit; RuntimeError when a CUDA call
+inside a step fails. A step with a known bug on the problem (step 01 when Nk % 16 != 0) runs
+only when asked for by name, with a RuntimeWarning that quotes the bug.
+
+What it is not: no dropout, no attention mask other than causal, no fp16, no grouped-query
+attention (q, k, v have the same number of heads), no double backward.
+
+`python3 python/flash_steps.py` lists the built steps and what each needs.
+"""
+import ctypes
+import math
+import os
+import re
+import warnings
+from pathlib import Path
+
+import torch
+
+__all__ = ["attention", "FlashAttention", "load", "available", "choose", "Step", "steps_dir"]
+
+# ------------------------------------------------------------------ common/attention.h, mirrored
+
+ATTN_FP32, ATTN_BF16 = 0, 1                       # attn_dtype (an enum: int-sized)
+ATTN_OK, ATTN_ERR_INVALID, ATTN_ERR_UNSUPPORTED, ATTN_ERR_NO_MEMORY, ATTN_ERR_CUDA = range(5)
+STATUS_NAMES = ("ATTN_OK", "ATTN_ERR_INVALID", "ATTN_ERR_UNSUPPORTED", "ATTN_ERR_NO_MEMORY",
+                "ATTN_ERR_CUDA")
+INT_MAX = 2**31 - 1
+
+
+class Problem(ctypes.Structure):
+    """attn_problem."""
+    _fields_ = [("batch", ctypes.c_int), ("heads", ctypes.c_int),
+                ("seq_q", ctypes.c_int), ("seq_k", ctypes.c_int),
+                ("head_dim", ctypes.c_int), ("causal", ctypes.c_int),
+                ("dtype", ctypes.c_int),          # attn_dtype
+                ("scale", ctypes.c_float)]
+
+    def __repr__(self):
+        return ("B=%d H=%d Nq=%d Nk=%d D=%d %s%s scale=%g" %
+                (self.batch, self.heads, self.seq_q, self.seq_k, self.head_dim,
+                 "bf16" if self.dtype == ATTN_BF16 else "fp32",
+                 " causal" if self.causal else "", self.scale))
+
+
+_P = ctypes.POINTER(Problem)
+_ptr = ctypes.c_void_p                            # device pointers and cudaStream_t
+SUPPORTS_FN = ctypes.CFUNCTYPE(ctypes.c_int, _P, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p))
+WORKSPACE_FN = ctypes.CFUNCTYPE(ctypes.c_size_t, _P, ctypes.c_int)
+#                                   p   q     k     v     o     lse   ws    stream
+FORWARD_FN = ctypes.CFUNCTYPE(ctypes.c_int, _P, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr)
+#                                    p   q     k     v     o     lse   dO    dq    dk    dv    ws    stream
+BACKWARD_FN = ctypes.CFUNCTYPE(ctypes.c_int, _P, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr,
+                               _ptr, _ptr, _ptr)
+KNOWN_BUG_FN = ctypes.CFUNCTYPE(ctypes.c_char_p, _P)
+
+
+class StepInfo(ctypes.Structure):
+    """attn_step: what each build/steps/NN_name.so exports as attn_step_info."""
+    _fields_ = [("name", ctypes.c_char_p), ("summary", ctypes.c_char_p),
+                ("supports", SUPPORTS_FN), ("workspace_bytes", WORKSPACE_FN),
+                ("forward", FORWARD_FN), ("backward", BACKWARD_FN),
+                ("known_bug", KNOWN_BUG_FN),
+                ("cc_min", ctypes.c_int), ("cc_max", ctypes.c_int),
+                ("gpu_why", ctypes.c_char_p)]
+
+
+# ----------------------------------------------------------------------------- finding steps
+
+def steps_dir():
+    """$ATTN_STEPS_DIR if set (as for the C tools), else build/steps beside this file's repo."""
+    env = os.environ.get("ATTN_STEPS_DIR")
+    if env:
+        return Path(env)
+    return _BUILD_STEPS
+
+
+_BUILD_STEPS = Path(__file__).resolve().parent.parent / "build" / "steps"
+
+
+def available(directory=None):
+    """The names of the built steps ("00_materialized", ...), in order; [] when none are built."""
+    d = Path(directory) if directory else steps_dir()
+    try:
+        mtime = d.stat().st_mtime_ns
+    except OSError:
+        return []
+    hit = _listed.get(d)
+    if hit is None or hit[0] != mtime:   # listed again only when the folder changed
+        hit = _listed[d] = (mtime, sorted(p.stem for p in d.glob("*.so")
+                                          if re.match(r"\d+_", p.name)))
+    return list(hit[1])
+
+
+_listed = {}
+
+
+class Step:
+    """One loaded step: its attn_step_info, read through ctypes, and thin callers around it."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        try:
+            self._lib = ctypes.CDLL(str(self.path), mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        except OSError as e:
+            raise OSError("cannot load %s: %s (is the CUDA runtime on LD_LIBRARY_PATH?)"
+                          % (self.path, e)) from None
+        try:
+            info = StepInfo.in_dll(self._lib, "attn_step_info")
+        except ValueError:
+            raise ValueError("%s exports no attn_step_info: not a step of this series "
+                             "(rebuild with make)" % self.path) from None
+        self._info = info
+        bad = []
+        if info.name is None or info.name.decode(errors="replace") != self.path.stem:
+            bad.append("its name is %r, not its file's %r" % (info.name, self.path.stem))
+        for fn in ("supports", "workspace_bytes", "forward"):
+            if not getattr(info, fn):
+                bad.append("%s is NULL" % fn)
+        if not (0 <= info.cc_min <= 1000 and 0 <= info.cc_max <= 1000) or (
+                info.cc_min and info.cc_max and info.cc_min > info.cc_max):
+            bad.append("cc_min, cc_max = %d, %d" % (info.cc_min, info.cc_max))
+        if bad:
+            raise ValueError("%s does not follow common/attention.h (%s): rebuild it with make"
+                             % (self.path, "; ".join(bad)))
+        self.name = info.name.decode()
+        self.number = int(self.name.split("_", 1)[0])
+        self.summary = (info.summary or b"").decode(errors="replace")
+        self.cc_min, self.cc_max = info.cc_min, info.cc_max
+        self.gpu_why = info.gpu_why.decode(errors="replace") if info.gpu_why else None
+        # function pointers, read once (a NULL one is falsy)
+        self._supports, self._workspace_bytes = info.supports, info.workspace_bytes
+        self._forward = info.forward
+        self._backward = info.backward if info.backward else None
+        self._known_bug = info.known_bug if info.known_bug else None
+
+    @property
+    def has_backward(self):
+        return self._backward is not None
+
+    def __repr__(self):
+        return "<flash_steps.Step %s>" % self.name
+
+    def fits(self, cc):
+        """(True, None) if the step's code runs on compute capability cc (major*10+minor), else
+        (False, what it needs): attn_gpu_fits of attention.h."""
+        ok = (not self.cc_min or cc >= self.cc_min) and (not self.cc_max or cc <= self.cc_max)
+        return ok, None if ok else (self.gpu_why or "not built for this GPU")
+
+    def supports(self, p, backward=False):
+        """(status, why) from the step's supports(); why is None when it says ATTN_OK."""
+        why = ctypes.c_char_p()
+        st = self._supports(ctypes.byref(p), int(bool(backward)), ctypes.byref(why))
+        return st, (why.value.decode(errors="replace") if why.value else None)
+
+    def known_bug(self, p):
+        """The step's reason string if it is known to be wrong on p (kept for a lesson), else None."""
+        if self._known_bug is None:
+            return None
+        r = self._known_bug(ctypes.byref(p))
+        return r.decode(errors="replace") if r else None
+
+    def workspace_bytes(self, p, backward=False):
+        return int(self._workspace_bytes(ctypes.byref(p), int(bool(backward))))
+
+
+_loaded = {}
+
+
+def load(step, directory=None):
+    """A Step from build/steps, by number (2, "2", "02") or by name ("02_ragged_mask").
+
+    FileNotFoundError when nothing is built there; ValueError when no such step is built or
+    its .so does not follow the contract; OSError when the dynamic loader refuses it."""
+    if isinstance(step, Step):
+        return step
+    d = Path(directory) if directory else steps_dir()
+    names = available(d)
+    if not names:
+        raise FileNotFoundError("no steps built in %s: run `make` in the repository root "
+                                "(or set ATTN_STEPS_DIR)" % d)
+    spec = str(step).strip()
+    if spec in names:
+        name = spec
+    elif re.fullmatch(r"\d+", spec):
+        match = [n for n in names if int(n.split("_", 1)[0]) == int(spec)]
+        if not match:
+            raise ValueError("no step %s is built in %s (built: %s; run `make` to build the "
+                             "rest)" % (spec, d, ", ".join(names)))
+        name = match[0]
+    else:
+        raise ValueError("unknown step %r (built in %s: %s)" % (step, d, ", ".join(names)))
+    path = d / (name + ".so")
+    if path not in _loaded:
+        _loaded[path] = Step(path)
+    return _loaded[path]
+
+
+# ------------------------------------------------------------------------------ the problem
+
+def _device_cc(device):
+    """This GPU's compute capability as major*10 + minor (a function, so tests can pretend)."""
+    major, minor = torch.cuda.get_device_capability(device)
+    return major * 10 + minor
+
+
+_DTYPES = {torch.bfloat16: ATTN_BF16, torch.float32: ATTN_FP32}
+
+
+def _as_4d(q, k, v):
+    """Checks q, k, v and returns them as contiguous (B, H, N, D) tensors, and whether they came
+    without the head axis."""
+    for n, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise ValueError("%s must be a torch.Tensor, not %s" % (n, type(t).__name__))
+    if q.dim() not in (3, 4) or k.dim() != q.dim() or v.dim() != q.dim():
+        raise ValueError("q, k, v must all be (B, H, N, D) or all (B, N, D); got shapes %s, %s, %s"
+                         % (tuple(q.shape), tuple(k.shape), tuple(v.shape)))
+    if not (q.dtype == k.dtype == v.dtype):
+        raise ValueError("q, k, v must have one dtype; got %s, %s, %s" % (q.dtype, k.dtype, v.dtype))
+    if q.dtype == torch.float16:
+        raise ValueError("fp16 is not supported: the steps take bf16 or fp32 "
+                         "(q.to(torch.bfloat16))")
+    if q.dtype not in _DTYPES:
+        raise ValueError("dtype %s is not supported: the steps take bf16 or fp32" % q.dtype)
+    if q.device.type != "cuda" or k.device != q.device or v.device != q.device:
+        raise ValueError("q, k, v must be CUDA tensors on one device; got %s, %s, %s"
+                         % (q.device, k.device, v.device))
+    three = q.dim() == 3
+    shapes = (tuple(q.shape), tuple(k.shape), tuple(v.shape))
+    if three:
+        q, k, v = q.unsqueeze(1), k.unsqueeze(1), v.unsqueeze(1)
+    B, H, Nq, D = q.shape
+    if k.shape[:2] != (B, H) or k.shape[3] != D or v.shape != k.shape:
+        raise ValueError("shapes must be q %s and k, v %s, with one B%s and one D (no grouped "
+                         "heads, v's D is q's); got q %s, k %s, v %s" % ((
+                             ("(B, Nq, D)", "(B, Nk, D)", "") if three else
+                             ("(B, H, Nq, D)", "(B, H, Nk, D)", ", one H")) + shapes))
+    return q.contiguous(), k.contiguous(), v.contiguous(), three
+
+
+def _problem(q4, k4, causal, scale):
+    B, H, Nq, D = q4.shape
+    Nk = k4.shape[2]
+    for n, x in (("batch", B), ("heads", H), ("seq_q", Nq), ("seq_k", Nk), ("head_dim", D)):
+        if x > INT_MAX:
+            raise ValueError("%s = %d does not fit the contract's int" % (n, x))
+    if scale is None:
+        scale = 1.0 / math.sqrt(D) if D > 0 else 1.0
+    return Problem(B, H, Nq, Nk, D, 1 if causal else 0, _DTYPES[q4.dtype], float(scale))
+
+
+def choose(q, k, v, causal=False, scale=None):
+    """The Step that attention() runs for these inputs when step=None (see the module's doc)."""
+    q4, k4, _, _ = _as_4d(q, k, v)
+    return _choose(_problem(q4, k4, causal, scale), q4.device)
+
+
+def _choose(p, device):
+    cc = _device_cc(device)
+    reasons = []
+    for name in reversed(available()):
+        s = load(name)
+        ok, why = s.fits(cc)
+        if ok:
+            st, why = s.supports(p, False)
+            if st == ATTN_OK:
+                why = s.known_bug(p)
+                if why is None:
+                    return s
+                why = "known bug: " + why
+        reasons.append("%s: %s" % (name, why))
+    if not reasons:
+        load(0)   # raises FileNotFoundError: nothing built
+    raise ValueError("no built step can do %r on this GPU (sm_%d): %s" % (p, cc, "; ".join(reasons)))
+
+
+def _resolve(step, p, device):
+    if step is None:
+        return _choose(p, device)
+    s = load(step)
+    ok, why = s.fits(_device_cc(device))
+    if not ok:
+        raise ValueError("step %s cannot run on this GPU (sm_%d): %s"
+                         % (s.name, _device_cc(device), why))
+    return s
+
+
+def _refused(s, p, backward):
+    """None if the step accepts p, else the error to raise, quoting its why."""
+    st, why = s.supports(p, backward)
+    if st == ATTN_OK:
+        return None
+    return ValueError("step %s: %s%s for %r: %s" % (s.name, STATUS_NAMES[st] if 0 <= st < 5 else st,
+                      " (backward)" if backward else "", p, why))
+
+
+def _workspace(s, p, backward, device):
+    n = s.workspace_bytes(p, backward)
+    try:   # never a NULL pointer, even for 0 bytes; undefined contents, as the contract says
+        return torch.empty(max(n, 1), dtype=torch.uint8, device=device)
+    except torch.cuda.OutOfMemoryError as e:
+        raise torch.cuda.OutOfMemoryError("step %s needs %.1f GiB of workspace for %r: %s"
+                                          % (s.name, n / 2**30, p, e)) from None
+
+
+def _check(status, s, what, p):
+    if status == ATTN_OK:
+        return
+    if status in (ATTN_ERR_INVALID, ATTN_ERR_UNSUPPORTED):
+        err = _refused(s, p, what == "backward")
+        raise err or ValueError("step %s %s returned %s for %r (supports() accepted it: %s)"
+                                % (s.name, what, STATUS_NAMES[status], p,
+                                   s.gpu_why or "a NULL pointer?"))
+    if status == ATTN_ERR_NO_MEMORY:
+        raise MemoryError("step %s %s: ATTN_ERR_NO_MEMORY for %r" % (s.name, what, p))
+    raise RuntimeError("step %s %s: %s for %r (a CUDA call failed)"
+                       % (s.name, what, STATUS_NAMES[status] if 0 <= status < 5 else status, p))
+
+
+def _forward(s, p, q4, k4, v4):
+    err = _refused(s, p, False)
+    if err:
+        raise err
+    bug = s.known_bug(p)
+    if bug:
+        warnings.warn("step %s is known to give a wrong answer on %r: %s" % (s.name, p, bug),
+                      RuntimeWarning, stacklevel=4)
+    dev = q4.device
+    ws = _workspace(s, p, False, dev)
+    o = torch.empty_like(q4)
+    lse = torch.empty((p.batch, p.heads, p.seq_q), dtype=torch.float32, device=dev)
+    stream = torch.cuda.current_stream(dev).cuda_stream
+    st = s._forward(ctypes.byref(p), q4.data_ptr(), k4.data_ptr(), v4.data_ptr(), o.data_ptr(),
+                    lse.data_ptr(), ws.data_ptr(), stream)
+    _check(st, s, "forward", p)
+    return o, lse
+
+
+def _backward_step(s, p):
+    """The step's own backward if it has one that takes p, else step 00's."""
+    if s.has_backward and s.supports(p, True)[0] == ATTN_OK:
+        return s
+    return load(0)
+
+
+def _backward(s, p, q4, k4, v4, o4, lse, do4):
+    b = _backward_step(s, p)
+    err = _refused(b, p, True)
+    if err:
+        raise err
+    if not b.has_backward:
+        raise ValueError("step %s has no backward" % b.name)
+    dev = q4.device
+    ws = _workspace(b, p, True, dev)
+    dq, dk, dv = torch.empty_like(q4), torch.empty_like(k4), torch.empty_like(v4)
+    stream = torch.cuda.current_stream(dev).cuda_stream
+    st = b._backward(ctypes.byref(p), q4.data_ptr(), k4.data_ptr(), v4.data_ptr(), o4.data_ptr(),
+                     lse.data_ptr(), do4.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(),
+                     ws.data_ptr(), stream)
+    _check(st, b, "backward", p)
+    return dq, dk, dv
+
+
+# ------------------------------------------------------------------------------- the front door
+
+class FlashAttention(torch.autograd.Function):
+    """apply(q, k, v, is_causal=False, scale=None, step=None, return_lse=False), positionally.
+
+    Returns O (and lse when return_lse). Saves L, the lse, as (B, Nq) for 3-D inputs and
+    (B, H, Nq) for 4-D ones, with q, k, v and O, for the backward: the step's own when it has
+    one that supports the problem, else step 00's."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, is_causal=False, scale=None, step=None, return_lse=False):
+        q4, k4, v4, three = _as_4d(q, k, v)
+        p = _problem(q4, k4, is_causal, scale)
+        with torch.cuda.device(q4.device):
+            s = _resolve(step, p, q4.device)
+            o4, lse = _forward(s, p, q4, k4, v4)
+        L = lse.squeeze(1) if three else lse
+        ctx.save_for_backward(L, q4, k4, v4, o4)
+        ctx.step, ctx.problem, ctx.three = s, p, three
+        o = o4.squeeze(1) if three else o4
+        if return_lse:
+            ctx.mark_non_differentiable(L)
+            return o, L
+        return o
+
+    @staticmethod
+    def backward(ctx, do, *unused_dlse):
+        L, q4, k4, v4, o4 = ctx.saved_tensors
+        lse = L.unsqueeze(1) if ctx.three else L
+        do4 = (do.unsqueeze(1) if ctx.three else do).to(o4.dtype).contiguous()
+        with torch.cuda.device(q4.device):
+            dq, dk, dv = _backward(ctx.step, ctx.problem, q4, k4, v4, o4, lse, do4)
+        if ctx.three:
+            dq, dk, dv = dq.squeeze(1), dk.squeeze(1), dv.squeeze(1)
+        return dq, dk, dv, None, None, None, None
+
+
+def attention(q, k, v, causal=False, scale=None, step=None, return_lse=False):
+    """O = softmax(scale * q k^T, causal mask) v by one step of the series, differentiable.
+
+    q (B, H, Nq, D), k and v (B, H, Nk, D), or all three (B, N, D); CUDA, bf16 or fp32.
+    scale defaults to 1/sqrt(D). step=None takes the highest-numbered built step that fits this
+    GPU and supports the problem (the fastest, by the construction of the series; see the module
+    doc for the one exception), step=N or a name picks one. Returns O, or (O, lse) with
+    return_lse=True, lse float32 (B, H, Nq) ((B, Nq) for 3-D inputs, natural log)."""
+    return FlashAttention.apply(q, k, v, bool(causal), scale, step, bool(return_lse))
+
+
+# ---------------------------------------------------------------------------------- a listing
+
+def _main():
+    names = available()
+    if not names:
+        print("no steps built in %s: run make" % steps_dir())
+        return 1
+    cc = _device_cc(0) if torch.cuda.is_available() else None
+    print("steps in %s%s" % (steps_dir(), ", GPU sm_%d" % cc if cc else ", no GPU"))
+    for n in names:
+        s = load(n)
+        need = "any GPU" if not (s.cc_min or s.cc_max) else (s.gpu_why or "cc %d..%d" % (
+            s.cc_min, s.cc_max))
+        here = "" if cc is None else ("  [runs here]" if s.fits(cc)[0] else "  [not on this GPU]")
+        print("  %-28s %-9s %s%s\n      %s" % (n, "fwd+bwd" if s.has_backward else "fwd",
+                                             need, here, s.summary))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

@@ -1,0 +1,471 @@
+"""python/flash_steps.py against PyTorch: every built step, forward and backward.
+
+    python3 -m pytest -q -rs tests/test_torch.py      (or: python3 tests/test_torch.py)
+
+The rule is FlashAttention-2's: against SDPA's math backend in fp64 (on the same, already rounded
+inputs), a step's max-abs error may be at most twice the error of the same math done by PyTorch
+in the inputs' dtype (matmul, softmax, matmul, and autograd through them), plus a small floor
+(FLOOR below, relative to the reference's largest value) for cases where PyTorch's error is ~0.
+Steps without a backward of their own are differentiated by step 00's (flash_steps' rule).
+Each case is skipped with the step's reason where the step does not fit this GPU (cc_min,
+cc_max) or its supports() refuses the problem; a step's known bug (step 01) is an XFAIL
+(after checking that flash_steps warns about it).
+
+Without torch the whole file skips with the reason; without a GPU only the tests that need no
+GPU run (the ctypes struct against attention.h, loading errors, dtype errors).
+"""
+import ctypes
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+try:
+    import pytest
+except ImportError:
+    if __name__ == "__main__":
+        print("tests/test_torch.py: skipped: pytest is not installed (python3 -m pip install pytest)")
+        sys.exit(0)
+    raise
+
+try:
+    import torch
+except ImportError as e:
+    if __name__ == "__main__":
+        print("tests/test_torch.py: skipped: torch is not installed (%s)" % e)
+        sys.exit(0)
+    pytest.skip("torch is not installed: the Python tests need it (%s)" % e,
+                allow_module_level=True)
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+import flash_steps as fs  # noqa: E402
+
+import torch.nn.functional as F  # noqa: E402
+from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
+
+HAVE_GPU = torch.cuda.is_available()
+needs_gpu = pytest.mark.skipif(not HAVE_GPU, reason="no CUDA GPU (torch.cuda.is_available() "
+                               "is False)")
+STEPS = fs.available()
+STEP_PARAMS = STEPS or ["none-built"]
+
+FLOOR = {torch.bfloat16: 2.0**-10, torch.float32: 1e-5}
+
+# (id, B, H, Nq, Nk, D); H None means 3-D inputs (B, N, D)
+SHAPES = [
+    ("b2h3_128_d64", 2, 3, 128, 128, 64),
+    ("ragged_37x53_d64", 1, 2, 37, 53, 64),
+    ("nq>nk_200x96_d128", 1, 2, 200, 96, 128),
+    ("n1_d64", 1, 2, 1, 1, 64),
+    ("nq1_1x77_d128", 2, 2, 1, 77, 128),
+    ("nk1_65x1_d64", 1, 1, 65, 1, 64),
+    ("long_k_64x1000_d64", 1, 2, 64, 1000, 64),
+    ("3d_129_d64", 3, None, 129, 129, 64),
+    ("3d_70x150_d128", 2, None, 70, 150, 128),
+    ("d32_64x80", 1, 2, 64, 80, 32),
+    ("b2h4_1024_d128", 2, 4, 1024, 1024, 128),
+]
+DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
+
+
+def need_step(name):
+    if name == "none-built":
+        pytest.skip("no steps in %s: run make" % fs.steps_dir())
+    return fs.load(name)
+
+
+def problem_of(B, H, Nq, Nk, D, causal, dtype, scale=None):
+    return fs.Problem(B, H or 1, Nq, Nk, D, int(causal), fs._DTYPES[dtype],
+                      1.0 / math.sqrt(D) if scale is None else scale)
+
+
+def skip_unless_runs(step, p):
+    """Skips the test with the step's own reason when it cannot do p here; returns the known bug."""
+    ok, why = step.fits(fs._device_cc(0))
+    if not ok:
+        pytest.skip("%s: not on this GPU: %s" % (step.name, why))
+    st, why = step.supports(p, False)
+    if st != fs.ATTN_OK:
+        pytest.skip("%s: %s" % (step.name, why))
+    return step.known_bug(p)
+
+
+def inputs(B, H, Nq, Nk, D, dtype, seed=0, grad=False):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    lead = (B,) if H is None else (B, H)
+    mk = lambda n: torch.randn(lead + (n, D), generator=g, device="cuda").to(dtype)  # noqa: E731
+    q, k, v = mk(Nq), mk(Nk), mk(Nk)
+    do = mk(Nq)
+    if grad:
+        q, k, v = (t.requires_grad_() for t in (q, k, v))
+    return q, k, v, do
+
+
+def math_attention(q, k, v, causal, scale):
+    """The same math in the inputs' dtype, as FA2's attention_ref(upcast=False): products in the
+    dtype (fp32 accumulation, rounded), softmax returning the dtype. Also lse from its scores."""
+    s = torch.matmul(q, k.transpose(-2, -1)) * scale
+    if causal:
+        Nq, Nk = s.shape[-2:]
+        mask = torch.ones(Nq, Nk, dtype=torch.bool, device=s.device).triu(1)
+        s = s.masked_fill(mask, float("-inf"))
+    o = torch.matmul(torch.softmax(s, dim=-1), v)
+    return o, torch.logsumexp(s if s.dtype == torch.float64 else s.float(), dim=-1)
+
+
+def reference(q, k, v, causal, scale):
+    """fp64 SDPA (math backend) and the fp64 lse, on the same rounded inputs."""
+    q64, k64, v64 = (t.detach().double().requires_grad_(t.requires_grad) for t in (q, k, v))
+    with sdpa_kernel(SDPBackend.MATH):
+        o = F.scaled_dot_product_attention(q64, k64, v64, is_causal=causal, scale=scale)
+    with torch.no_grad():
+        _, lse = math_attention(q64, k64, v64, causal, scale)
+    return o, lse.double(), (q64, k64, v64)
+
+
+def max_err(a, ref):
+    return (a.double() - ref.double()).abs().max().item()
+
+
+def within_rule(name, got, pt, ref, dtype):
+    """(ok, message): FA2's rule, err(step) <= 2 err(PyTorch in dtype) + floor."""
+    e, e_pt = max_err(got, ref), max_err(pt, ref)
+    floor = FLOOR[dtype] * max(1.0, ref.abs().max().item())
+    bound = 2 * e_pt + floor
+    ok = math.isfinite(e) and e <= bound
+    return ok, "%s: max abs err %.3g, PyTorch %s math %.3g, bound %.3g%s" % (
+        name, e, str(dtype).replace("torch.", ""), e_pt, bound, "" if ok else "  FAIL")
+
+
+def case_id(c):
+    return c[0]
+
+
+# ------------------------------------------------------------------- no GPU needed for these
+
+def test_struct_layout_matches_attention_h(tmp_path):
+    """sizeof and offsetof of attn_problem and attn_step, from the C compiler, against ctypes."""
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    cuda = os.environ.get("CUDA", "/usr/local/cuda")
+    if not cc:
+        pytest.skip("no C compiler to read attention.h's layout")
+    fields_p = [f[0] for f in fs.Problem._fields_]
+    fields_s = [f[0] for f in fs.StepInfo._fields_]
+    src = ["#include <stdio.h>", "#include <stddef.h>", '#include "attention.h"', "int main(void){"]
+    src.append('printf("attn_problem %zu\\n", sizeof(attn_problem));')
+    src += ['printf("attn_problem.%s %%zu\\n", offsetof(attn_problem, %s));' % (f, f) for f in fields_p]
+    src.append('printf("attn_step %zu\\n", sizeof(attn_step));')
+    src += ['printf("attn_step.%s %%zu\\n", offsetof(attn_step, %s));' % (f, f) for f in fields_s]
+    src.append('printf("attn_dtype %zu\\n", sizeof(attn_dtype)); printf("attn_status %zu\\n", '
+               'sizeof(attn_status)); printf("BF16 %d\\n", (int)ATTN_BF16); '
+               'printf("CUDA %d\\n", (int)ATTN_ERR_CUDA); return 0; }')
+    (tmp_path / "layout.c").write_text("\n".join(src))
+    exe = tmp_path / "layout"
+    r = subprocess.run([cc, "-I", str(ROOT / "common"), "-I", cuda + "/include", "-o", str(exe),
+                        str(tmp_path / "layout.c")], capture_output=True, text=True)
+    if r.returncode:
+        pytest.skip("cannot compile attention.h here (CUDA headers in %s?): %s"
+                    % (cuda, r.stderr.strip().splitlines()[-1:]))
+    c = dict(line.split() for line in subprocess.check_output([str(exe)], text=True).splitlines())
+    py = {"attn_problem": ctypes.sizeof(fs.Problem), "attn_step": ctypes.sizeof(fs.StepInfo),
+          "attn_dtype": 4, "attn_status": 4, "BF16": fs.ATTN_BF16, "CUDA": fs.ATTN_ERR_CUDA}
+    py.update({"attn_problem." + f: getattr(fs.Problem, f).offset for f in fields_p})
+    py.update({"attn_step." + f: getattr(fs.StepInfo, f).offset for f in fields_s})
+    assert {k: int(v) for k, v in c.items()} == py
+
+
+def test_load_without_build(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTN_STEPS_DIR", str(tmp_path / "nothing"))
+    with pytest.raises(FileNotFoundError, match="run `make`"):
+        fs.load(0)
+
+
+def test_load_unknown_step():
+    if not STEPS:
+        pytest.skip("no steps built: run make")
+    with pytest.raises(ValueError, match="no step 97 is built"):
+        fs.load(97)
+    with pytest.raises(ValueError, match="unknown step 'no_such_step'"):
+        fs.load("no_such_step")
+
+
+def test_load_by_number_and_name():
+    if not STEPS:
+        pytest.skip("no steps built: run make")
+    name = STEPS[-1]
+    num = int(name.split("_")[0])
+    assert fs.load(num) is fs.load(name) is fs.load("%02d" % num) is fs.load(str(num))
+    s = fs.load(name)
+    assert s.name == name and s.number == num and s.summary
+
+
+def test_load_wrong_contract(tmp_path, monkeypatch):
+    """A .so without attn_step_info (here the C math library) is a ValueError, not a crash."""
+    import ctypes.util
+    libm = ctypes.util.find_library("m")
+    cands = [Path(p) for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib64/libm.so.6",
+                               "/lib64/libm.so.6", "/usr/lib/aarch64-linux-gnu/libm.so.6")]
+    target = next((p for p in cands if p.exists()), None)
+    if target is None:
+        pytest.skip("no libm.so.6 found to stand in for a bad step (%s)" % libm)
+    (tmp_path / "98_not_a_step.so").symlink_to(target)
+    monkeypatch.setenv("ATTN_STEPS_DIR", str(tmp_path))
+    with pytest.raises(ValueError, match="exports no attn_step_info"):
+        fs.load(98)
+
+
+def test_fp16_and_other_dtypes_rejected():
+    q = torch.zeros(1, 1, 4, 8, dtype=torch.float16)
+    with pytest.raises(ValueError, match="fp16 is not supported"):
+        fs.attention(q, q, q)
+    d = torch.zeros(1, 1, 4, 8, dtype=torch.float64)
+    with pytest.raises(ValueError, match="bf16 or fp32"):
+        fs.attention(d, d, d)
+    b = torch.zeros(1, 1, 4, 8, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="one dtype"):
+        fs.attention(b, b.float(), b)
+
+
+def test_bad_rank_and_type():
+    x = torch.zeros(4, 8, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match=r"\(B, H, N, D\) or all \(B, N, D\)"):
+        fs.attention(x, x, x)
+    with pytest.raises(ValueError, match="must be a torch.Tensor"):
+        fs.attention([1.0], x, x)
+
+
+def test_cpu_tensors_rejected():
+    x = torch.zeros(1, 1, 4, 8, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="CUDA tensors"):
+        fs.attention(x, x, x)
+
+
+# ------------------------------------------------------------------------------ accuracy
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", list(DTYPES), ids=list(DTYPES))
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("shape", SHAPES, ids=case_id)
+@pytest.mark.parametrize("step", STEP_PARAMS)
+def test_forward(step, shape, causal, dtype):
+    s = need_step(step)
+    _, B, H, Nq, Nk, D = shape
+    dt = DTYPES[dtype]
+    scale = 1.0 / math.sqrt(D)
+    bug = skip_unless_runs(s, problem_of(B, H, Nq, Nk, D, causal, dt))
+    q, k, v, _ = inputs(B, H, Nq, Nk, D, dt)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        o, lse = fs.attention(q, k, v, causal=causal, step=s, return_lse=True)
+    assert o.shape == q.shape and o.dtype == q.dtype
+    assert lse.shape == q.shape[:-1] and lse.dtype == torch.float32
+    o_ref, lse_ref, _ = reference(q, k, v, causal, scale)
+    o_pt, lse_pt = math_attention(q, k, v, causal, scale)
+    checks = [within_rule("O", o, o_pt, o_ref, dt), within_rule("lse", lse, lse_pt, lse_ref, dt)]
+    msg = "; ".join(m for _, m in checks)
+    if bug:
+        assert any("known to give a wrong answer" in str(x.message) for x in w), \
+            "no RuntimeWarning for the known bug"
+        # XFAIL either way: on long rows the leak can hide below the bf16 bound (the C check
+        # uses inputs made to show it)
+        pytest.xfail("known bug: %s (%s)" % (bug, msg))
+    assert all(ok for ok, _ in checks), msg
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", list(DTYPES), ids=list(DTYPES))
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("shape", SHAPES, ids=case_id)
+@pytest.mark.parametrize("step", STEP_PARAMS)
+def test_backward(step, shape, causal, dtype):
+    s = need_step(step)
+    _, B, H, Nq, Nk, D = shape
+    dt = DTYPES[dtype]
+    scale = 1.0 / math.sqrt(D)
+    p = problem_of(B, H, Nq, Nk, D, causal, dt)
+    if skip_unless_runs(s, p):
+        pytest.skip("%s: known bug on this problem (the forward test covers it)" % s.name)
+    b = fs._backward_step(s, p)
+    st, why = b.supports(p, True)
+    if st != fs.ATTN_OK:
+        pytest.skip("%s backward (used for %s): %s" % (b.name, s.name, why))
+    q, k, v, do = inputs(B, H, Nq, Nk, D, dt, seed=1, grad=True)
+    o = fs.attention(q, k, v, causal=causal, step=s)
+    got = torch.autograd.grad(o, (q, k, v), do)
+    o_ref, _, leaves = reference(q, k, v, causal, scale)
+    ref = torch.autograd.grad(o_ref, leaves, do.double())
+    o_pt, _ = math_attention(q, k, v, causal, scale)
+    pt = torch.autograd.grad(o_pt, (q, k, v), do)
+    checks = [within_rule(n, g, t, r, dt) for n, g, t, r in zip(("dQ", "dK", "dV"), got, pt, ref)]
+    for g, x in zip(got, (q, k, v)):
+        assert g.shape == x.shape and g.dtype == x.dtype
+    assert all(ok for ok, _ in checks), "backward by %s: %s" % (
+        b.name, "; ".join(m for _, m in checks))
+
+
+# ----------------------------------------------------------------------- the API around it
+
+def first_runnable(s, candidates=((torch.bfloat16, 64), (torch.bfloat16, 128), (torch.float32, 64))):
+    """A (dtype, D) that step s can do here at B=2, H=2, N=256, or skip."""
+    for dt, D in candidates:
+        p = problem_of(2, 2, 256, 256, D, False, dt)
+        if s.fits(fs._device_cc(0))[0] and s.supports(p, False)[0] == fs.ATTN_OK \
+                and not s.known_bug(p):
+            return dt, D
+    pytest.skip("%s: none of bf16/fp32 with D = 64, 128 runs here" % s.name)
+
+
+@needs_gpu
+@pytest.mark.parametrize("step", STEP_PARAMS)
+def test_side_stream_is_honoured(step):
+    """q is written on a side stream behind a ~10 ms sleep; a step that launched anywhere but
+    the current stream would read it before it is written (torch's side streams do not
+    synchronize with the legacy default stream). Forward and backward."""
+    s = need_step(step)
+    dt, D = first_runnable(s)
+    q, k, v, do = inputs(2, 2, 256, 256, D, dt, seed=2)
+    o_ref, _, _ = reference(q, k, v, True, 1.0 / math.sqrt(D))
+    o_pt, _ = math_attention(q, k, v, True, 1.0 / math.sqrt(D))
+    main = torch.cuda.current_stream()
+    side = torch.cuda.Stream()
+    q_late = torch.zeros_like(q)
+    side.wait_stream(main)
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(20_000_000)
+        q_late.copy_(q)
+        q_late.requires_grad_()
+        o = fs.attention(q_late, k, v, causal=True, step=s)
+        (dq,) = torch.autograd.grad(o, (q_late,), do)
+    main.wait_stream(side)
+    torch.cuda.synchronize()
+    ok, msg = within_rule("O", o, o_pt, o_ref, dt)
+    assert ok, "on a side stream: " + msg
+    q2 = q.clone().requires_grad_()
+    o_ref, _, leaves = reference(q2, k, v, True, 1.0 / math.sqrt(D))
+    (dq_ref,) = torch.autograd.grad(o_ref, leaves[:1], do.double())
+    (dq_pt,) = torch.autograd.grad(math_attention(q2, k, v, True, 1.0 / math.sqrt(D))[0], (q2,), do)
+    ok, msg = within_rule("dQ", dq, dq_pt, dq_ref, dt)
+    assert ok, "on a side stream: " + msg
+
+
+@needs_gpu
+def test_default_step_is_highest_that_can():
+    if not STEPS:
+        pytest.skip("no steps built: run make")
+    cc = fs._device_cc(0)
+    for dt, D, causal in ((torch.bfloat16, 64, True), (torch.bfloat16, 128, False),
+                          (torch.float32, 64, False), (torch.bfloat16, 32, True)):
+        q, k, v, _ = inputs(1, 2, 100, 130, D, dt)
+        p = problem_of(1, 2, 100, 130, D, causal, dt)
+        can = [n for n in STEPS if fs.load(n).fits(cc)[0]
+               and fs.load(n).supports(p, False)[0] == fs.ATTN_OK and not fs.load(n).known_bug(p)]
+        if not can:
+            with pytest.raises(ValueError, match="no built step can do"):
+                fs.choose(q, k, v, causal)
+            continue
+        assert fs.choose(q, k, v, causal).name == can[-1]
+        o = fs.attention(q, k, v, causal=causal)
+        o_ref, _, _ = reference(q, k, v, causal, 1.0 / math.sqrt(D))
+        ok, msg = within_rule("O", o, math_attention(q, k, v, causal, 1.0 / math.sqrt(D))[0],
+                              o_ref, dt)
+        assert ok, "default step %s: %s" % (can[-1], msg)
+
+
+@needs_gpu
+@pytest.mark.parametrize("step", STEP_PARAMS)
+def test_refusal_quotes_the_steps_why(step):
+    """A problem the step's supports() refuses is a ValueError carrying its own why."""
+    s = need_step(step)
+    if not s.fits(fs._device_cc(0))[0]:
+        pytest.skip("%s: not on this GPU: %s" % (s.name, s.gpu_why))
+    for dt, D in ((torch.float32, 64), (torch.bfloat16, 48), (torch.bfloat16, 256),
+                  (torch.float32, 70000)):
+        p = problem_of(1, 1, 2, 3, D, False, dt)
+        st, why = s.supports(p, False)
+        if st != fs.ATTN_OK:
+            q, k, v, _ = inputs(1, 1, 2, 3, D, dt)
+            with pytest.raises(ValueError, match=re.escape(why)):
+                fs.attention(q, k, v, step=s)
+            return
+    pytest.skip("%s accepts every problem tried" % s.name)
+
+
+@needs_gpu
+def test_wrong_gpu_quotes_gpu_why(monkeypatch):
+    bounded = [fs.load(n) for n in STEPS if fs.load(n).cc_min or fs.load(n).cc_max]
+    if not bounded:
+        pytest.skip("no built step has compute-capability bounds")
+    s = bounded[0]
+    other = (s.cc_min - 1) if s.cc_min else (s.cc_max + 1)
+    monkeypatch.setattr(fs, "_device_cc", lambda device: other)
+    q = torch.zeros(1, 1, 4, 64, dtype=torch.bfloat16, device="cuda")
+    with pytest.raises(ValueError, match=re.escape(s.gpu_why or "not built for this GPU")):
+        fs.attention(q, q, q, step=s)
+
+
+@needs_gpu
+def test_bad_shapes_and_values():
+    x = torch.zeros(2, 3, 16, 64, dtype=torch.bfloat16, device="cuda")
+    with pytest.raises(ValueError, match="shapes must be"):
+        fs.attention(x, x[:, :2], x[:, :2])                   # heads differ (no GQA)
+    with pytest.raises(ValueError, match="shapes must be"):
+        fs.attention(x, x, x[..., :32])                       # v's D differs
+    with pytest.raises(ValueError, match="shapes must be"):
+        fs.attention(x, x, x[:, :, :8])                       # k and v lengths differ
+    with pytest.raises(ValueError, match="shapes must be"):
+        fs.attention(x, x[:1], x[:1])                         # batch differs
+    with pytest.raises(ValueError, match="one device|CUDA tensors"):
+        fs.attention(x, x.cpu(), x)
+    s = fs.load(0) if STEPS else pytest.skip("no steps built: run make")
+    with pytest.raises(ValueError, match="scale must be finite"):
+        fs.attention(x, x, x, scale=float("nan"), step=s)
+    e = x[:, :, :0]
+    with pytest.raises(ValueError, match=">= 1"):
+        fs.attention(e, e, e, step=s)
+
+
+@needs_gpu
+def test_saves_L_as_the_course_expects():
+    """FlashAttention.apply(q, k, v, is_causal) saves L as (B, Nq) for 3-D, (B, H, Nq) for 4-D."""
+    if not STEPS:
+        pytest.skip("no steps built: run make")
+    for H in (None, 3):
+        q, k, v, _ = inputs(2, H, 40, 40, 64, torch.bfloat16, grad=True)
+        try:
+            o = fs.FlashAttention.apply(q, k, v, True)
+        except ValueError as e:
+            pytest.skip(str(e))
+        want = (2, 40) if H is None else (2, H, 40)
+        Ls = [t for t in o.grad_fn.saved_tensors if tuple(t.shape) == want]
+        assert len(Ls) == 1 and Ls[0].dtype == torch.float32
+        _, lse_ref, _ = reference(q, k, v, True, 1 / 8.0)
+        assert max_err(Ls[0], lse_ref) < 1e-2
+
+
+@needs_gpu
+def test_non_contiguous_inputs_and_scale():
+    """(B, N, H, D) storage seen as (B, H, N, D), and a scale that is not 1/sqrt(D)."""
+    if not STEPS:
+        pytest.skip("no steps built: run make")
+    g = torch.Generator(device="cuda").manual_seed(3)
+    mk = lambda: torch.randn(2, 70, 4, 64, generator=g, device="cuda").bfloat16().transpose(1, 2)  # noqa
+    q, k, v = mk(), mk(), mk()
+    assert not q.is_contiguous()
+    try:
+        o = fs.attention(q, k, v, causal=True, scale=0.3)
+    except ValueError as e:
+        pytest.skip(str(e))
+    o_ref, _, _ = reference(q, k, v, True, 0.3)
+    ok, msg = within_rule("O", o, math_attention(q, k, v, True, 0.3)[0], o_ref, torch.bfloat16)
+    assert ok, msg
+    o2 = fs.attention(q.contiguous(), k.contiguous(), v.contiguous(), causal=True, scale=0.3)
+    assert max_err(o, o2) <= FLOOR[torch.bfloat16], "non-contiguous and contiguous inputs differ"
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q", "-rs"] + sys.argv[1:]))
