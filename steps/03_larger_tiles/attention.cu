@@ -7,15 +7,15 @@
  * What moved where. In step 02 one thread owned one score and one row's features. Now a warp
  * owns Br/WARPS whole query rows (a multiple of 16: no reduction ever crosses warps), and inside
  * the warp each lane owns the pieces of the mma fragments below (g = lane / 4, t = lane % 4;
- * mt = the warp's 16-row slice, j = an 8-key column block, dn = an 8-feature column block):
+ * mt = the warp's 16-row slice, n = an 8-key column block, dn = an 8-feature column block):
  *
  *   what                  where                       lane's part
  *   Q tile (Br x D)       smem, swizzled; A frags     rows g, g+8 of each 16-row slice
  *   K, V tiles (Bc x D)   smem ring of STAGES,        read by ldmatrix (K) / ldmatrix.trans (V)
  *                         swizzled, zero-filled       as B fragments, shared by all warps
- *   S = Q K^T (fp32)      registers s[mt][j][4]       S[g][8j+2t..+1], S[g+8][8j+2t..+1]
+ *   S = Q K^T (fp32)      registers s[mt][n][4]       S[g][8n+2t..+1], S[g+8][8n+2t..+1]
  *   P (bf16)              registers, A frags of P V   the same elements: C frag == A frag
- *   m_i, l_i              registers m[mt][2]          rows g and g+8; max over the quad's 4 lanes
+ *   m_i, l_i              registers m_i[mt][2], ...   rows g and g+8; max over the quad's 4 lanes
  *   acc = O (fp32)        registers o[mt][dn][4]      O[g][8dn+2t..+1], O[g+8][8dn+2t..+1]
  *
  * P never touches shared memory: the accumulators of two adjacent 16x8 S tiles, packed to bf16,
