@@ -18,12 +18,12 @@
  *   2. bwd_main: one block per (tile of Bc = 128 keys, b*h). It keeps its K and V tile in shared
  *      memory and its dK, dV tile in fp32 registers, and loops over the query tiles of Br rows
  *      (causal: from the first tile holding a row >= k0, the first that sees any of its keys).
- *      Per query tile: Q and dO stream in through cp.async, double-buffered (tile i+1 loads while
- *      tile i computes), lse and Di through registers. Warp w owns keys k0+16w .. k0+16w+15 and
+ *      Per query tile: Q, dO, lse and Di stream in through cp.async, double-buffered (tile i+1
+ *      loads while tile i computes). Warp w owns keys k0+16w .. k0+16w+15 and
  *      computes everything transposed, keys as rows (as FA3 does on sm90):
  *        S^T  = K Q^T        A = K (ldmatrix), B = Q (ldmatrix)
- *        P^T  = exp2(...)    in the C registers; masked (key >= Nk, causal key > query) -> 0;
- *                            query rows >= Nq get lse = +inf, so P = 0 there without a branch
+ *        P^T  = exp2(...)    in the C registers; masked -> 0 where the key is >= Nk, the
+ *                            query row >= Nq, or the key causally hidden (edge tiles only)
  *        dV  += P^T dO       A = P^T straight from the C registers (the FA2 register trick),
  *                            B = dO (ldmatrix.trans)
  *        dP^T = V dO^T       A = V (ldmatrix), B = dO (ldmatrix)
@@ -199,6 +199,19 @@ __host__ __device__ __forceinline__ int bwd_lcol_rf(int lane) { return (lane >> 
 __host__ __device__ __forceinline__ int bwd_lrow_cf(int lane) { return ((lane >> 4) << 3) + (lane & 7); }
 __host__ __device__ __forceinline__ int bwd_lcol_cf(int lane) { return ((lane >> 3) & 1) << 3; }
 
+/* The byte address of the lane's row for the 16 x 16 block at (R, C) of a swizzled tile of row
+ * width W at byte address base, R and C multiples of 16 (compile-time after unrolling), given the
+ * lane's offset for block (0, 0), lane_off = 2 * bwd_swz<W>(lrow, lcol). Since C / 8 is even and
+ * lcol / 8 is 0 or 1, the chunk index (C + lcol) / 8 ^ (row & 7) is (lcol / 8 ^ (row & 7)) ^ C / 8:
+ *     2 * bwd_swz<W>(R + lrow, C + lcol) = 2 * R * W + (lane_off ^ 2 * C)
+ * one XOR per column block (a handful of registers for the whole kernel) and an immediate for the
+ * row block, instead of a full address per ldmatrix. */
+template <int W>
+__host__ __device__ __forceinline__ uint32_t bwd_at(uint32_t base, int R, int C, uint32_t lane_off)
+{
+    return base + 2 * R * W + (lane_off ^ (2 * C));
+}
+
 __device__ __forceinline__ float bwd_lo(uint32_t x) { return __uint_as_float(x << 16); }
 __device__ __forceinline__ float bwd_hi(uint32_t x) { return __uint_as_float(x & 0xffff0000u); }
 
@@ -252,6 +265,21 @@ __device__ __forceinline__ void bwd_load_tile(__nv_bfloat16 *s, const __nv_bfloa
     }
 }
 
+/* lse and Di of query rows q0 .. q0+Br-1 (fp32) into shared memory, zero past Nq; the first Br
+ * threads copy lse, the next Br copy Di. */
+template <int kBr>
+__device__ __forceinline__ void bwd_load_rows(float *sl, float *sdi, const float *lse,
+                                              const float *Di, int q0, int Nq)
+{
+    static_assert(2 * kBr <= bwd_threads, "one thread per value");
+    const int r = threadIdx.x % kBr, q = q0 + r;
+    const bool in = q < Nq;
+    if (threadIdx.x < kBr)
+        cp_async_4(smem_u32(sl + r), lse + (in ? q : 0), in);
+    else if (threadIdx.x < 2 * kBr)
+        cp_async_4(smem_u32(sdi + r), Di + (in ? q : 0), in);
+}
+
 template <int kD, int kBr> constexpr int bwd_smem_bytes()
 {
     /* sK, sV [Bc][D]; sQ, sdO [2][Br][D]; sdS [Bc][Br] (bf16); sL, sDi [2][Br] (fp32) */
@@ -283,12 +311,16 @@ bwd_main(const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ 
     __nv_bfloat16 *sQ = sV + Bc * kD;                 /* [2][Br][D]     */
     __nv_bfloat16 *sdO = sQ + 2 * kBr * kD;           /* [2][Br][D]     */
     __nv_bfloat16 *sdS = sdO + 2 * kBr * kD;          /* [Bc][Br]: dS^T */
-    float *sL = (float *)(sdS + Bc * kBr);            /* [2][Br]: lse * log2(e), +inf past Nq */
+    float *sL = (float *)(sdS + Bc * kBr);            /* [2][Br]: lse, 0 past Nq */
     float *sDi = sL + 2 * kBr;                        /* [2][Br]: Di, 0 past Nq */
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int g = lane >> 2, t = lane & 3;            /* fragment row group, thread in group */
     const int kw = warp * 16;                          /* this warp's keys, local to the tile */
+    /* the lane's ldmatrix offsets (bytes) in block (0, 0) of a tile: see bwd_at */
+    const uint32_t lo_rfD = 2 * bwd_swz<kD>(bwd_lrow_rf(lane), bwd_lcol_rf(lane));
+    const uint32_t lo_cfD = 2 * bwd_swz<kD>(bwd_lrow_cf(lane), bwd_lcol_cf(lane));
+    const uint32_t lo_cfR = 2 * bwd_swz<kBr>(bwd_lrow_cf(lane), bwd_lcol_cf(lane));
     const size_t bh = blockIdx.y;
     const int k0 = blockIdx.x * Bc;
     Q += bh * Nq * kD;
@@ -311,13 +343,9 @@ bwd_main(const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ 
     if (m_begin < m_end) {
         bwd_load_tile<kD, kBr>(sQ, Q, m_begin * kBr, Nq);
         bwd_load_tile<kD, kBr>(sdO, dO, m_begin * kBr, Nq);
+        bwd_load_rows<kBr>(sL, sDi, lse, Di, m_begin * kBr, Nq);
     }
     cp_async_commit();
-    if (tid < kBr) {
-        const int q = m_begin * kBr + tid;
-        sL[tid] = q < Nq ? lse[q] * bwd_log2e : INFINITY;
-        sDi[tid] = q < Nq ? Di[q] : 0.f;
-    }
 
     float accK[ND8][4], accV[ND8][4];   /* dK, dV of keys kw..kw+15: C fragments, features 8j.. */
 #pragma unroll
@@ -329,19 +357,14 @@ bwd_main(const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ 
     for (int m = m_begin; m < m_end; m++) {
         const int buf = (m - m_begin) & 1;
         const int q0 = m * kBr;
-        cp_async_wait<0>();   /* this tile's Q, dO (and, the first time, K, V) have landed */
+        cp_async_wait<0>();   /* this tile's Q, dO, lse, Di (the first time K, V) have landed */
         __syncthreads();      /* ... for every thread; and everyone is done with tile m-1 */
 
-        /* Prefetch tile m+1 into the other buffer (last read in iteration m-1), and its lse, Di
-         * into registers (stored to shared memory after this tile's last read of them). */
-        float next_l = INFINITY, next_di = 0.f;
+        /* Prefetch tile m+1 into the other buffers, last read in iteration m-1. */
         if (m + 1 < m_end) {
             bwd_load_tile<kD, kBr>(sQ + (buf ^ 1) * kBr * kD, Q, q0 + kBr, Nq);
             bwd_load_tile<kD, kBr>(sdO + (buf ^ 1) * kBr * kD, dO, q0 + kBr, Nq);
-            if (tid < kBr && q0 + kBr + tid < Nq) {
-                next_l = lse[q0 + kBr + tid] * bwd_log2e;
-                next_di = Di[q0 + kBr + tid];
-            }
+            bwd_load_rows<kBr>(sL + (buf ^ 1) * kBr, sDi + (buf ^ 1) * kBr, lse, Di, q0 + kBr, Nq);
         }
         cp_async_commit();
 
@@ -359,13 +382,11 @@ bwd_main(const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ 
 #pragma unroll
         for (int kk = 0; kk < kD / 16; kk++) {
             uint32_t a[4];
-            ldmatrix_x4(a, smem_u32(sK + bwd_swz<kD>(kw + bwd_lrow_rf(lane),
-                                                     kk * 16 + bwd_lcol_rf(lane))));
+            ldmatrix_x4(a, bwd_at<kD>(smem_u32(sK), kw, kk * 16, lo_rfD));
 #pragma unroll
             for (int jq = 0; jq < kBr / 16; jq++) {
                 uint32_t b[4];
-                ldmatrix_x4(b, smem_u32(q_s + bwd_swz<kD>(jq * 16 + bwd_lrow_cf(lane),
-                                                          kk * 16 + bwd_lcol_cf(lane))));
+                ldmatrix_x4(b, bwd_at<kD>(smem_u32(q_s), jq * 16, kk * 16, lo_cfD));
                 mma_bf16_16816(s[2 * jq], a, b);
                 mma_bf16_16816(s[2 * jq + 1], a, b + 2);
             }
@@ -373,20 +394,24 @@ bwd_main(const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ 
 
         /* P^T = exp2(S scale log2e - lse log2e), masked, packed to bf16 A fragments:
          * k16 slice kk (queries 16kk..) = C fragments 2kk (a0, a1) and 2kk+1 (a2, a3).
-         * Thread holds S^T[key kw+g (+8 for e >= 2)][query 8j+2t (+1 for odd e)]. */
-        const bool need_mask = k0 + Bc > Nk || (causal && q0 < k0 + Bc - 1);
+         * Thread holds S^T[key kw+g (+8 for e >= 2)][query 8j+2t (+1 for odd e)]. Only tiles
+         * that reach past Nk or Nq, or cross the causal diagonal, pay for the mask. */
+        const bool need_mask = k0 + Bc > Nk || q0 + kBr > Nq || (causal && q0 < k0 + Bc - 1);
         uint32_t pb[kBr / 16][4];
 #pragma unroll
         for (int j = 0; j < NQ8; j++) {
             const float2 L = *(const float2 *)(l_s + 8 * j + 2 * t);
+            const float lx = L.x * bwd_log2e, ly = L.y * bwd_log2e;
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                float x = ex2_approx(fmaf(s[j][e], scale_log2, -((e & 1) ? L.y : L.x)));
+                float x = ex2_approx(fmaf(s[j][e], scale_log2, -((e & 1) ? ly : lx)));
                 if (need_mask) {
                     const int key = k0 + kw + g + (e >> 1) * 8;
                     const int q = q0 + 8 * j + 2 * t + (e & 1);
-                    if (key >= Nk || (causal && key > q))
-                        x = 0.f;   /* padded key (K row zero-filled, S = 0) or causally hidden */
+                    /* padded key (K row zero-filled: S = 0, P would be exp(-lse)), padded query
+                     * row (Q zero, lse zero-filled: P would be 1), or causally hidden */
+                    if (key >= Nk || q >= Nq || (causal && key > q))
+                        x = 0.f;
                 }
                 s[j][e] = x;
             }
@@ -401,8 +426,7 @@ bwd_main(const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ 
 #pragma unroll
             for (int jd = 0; jd < kD / 16; jd++) {
                 uint32_t b[4];
-                ldmatrix_x4_trans(b, smem_u32(do_s + bwd_swz<kD>(kk * 16 + bwd_lrow_rf(lane),
-                                                                 jd * 16 + bwd_lcol_rf(lane))));
+                ldmatrix_x4_trans(b, bwd_at<kD>(smem_u32(do_s), kk * 16, jd * 16, lo_rfD));
                 mma_bf16_16816(accV[2 * jd], pb[kk], b);
                 mma_bf16_16816(accV[2 * jd + 1], pb[kk], b + 2);
             }
@@ -414,13 +438,11 @@ bwd_main(const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ 
 #pragma unroll
         for (int kk = 0; kk < kD / 16; kk++) {
             uint32_t a[4];
-            ldmatrix_x4(a, smem_u32(sV + bwd_swz<kD>(kw + bwd_lrow_rf(lane),
-                                                     kk * 16 + bwd_lcol_rf(lane))));
+            ldmatrix_x4(a, bwd_at<kD>(smem_u32(sV), kw, kk * 16, lo_rfD));
 #pragma unroll
             for (int jq = 0; jq < kBr / 16; jq++) {
                 uint32_t b[4];
-                ldmatrix_x4(b, smem_u32(do_s + bwd_swz<kD>(jq * 16 + bwd_lrow_cf(lane),
-                                                           kk * 16 + bwd_lcol_cf(lane))));
+                ldmatrix_x4(b, bwd_at<kD>(smem_u32(do_s), jq * 16, kk * 16, lo_cfD));
                 mma_bf16_16816(s[2 * jq], a, b);
                 mma_bf16_16816(s[2 * jq + 1], a, b + 2);
             }
@@ -452,16 +474,11 @@ bwd_main(const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ 
 #pragma unroll
             for (int jd = 0; jd < kD / 16; jd++) {
                 uint32_t b[4];
-                ldmatrix_x4_trans(b, smem_u32(q_s + bwd_swz<kD>(kk * 16 + bwd_lrow_rf(lane),
-                                                                jd * 16 + bwd_lcol_rf(lane))));
+                ldmatrix_x4_trans(b, bwd_at<kD>(smem_u32(q_s), kk * 16, jd * 16, lo_rfD));
                 mma_bf16_16816(accK[2 * jd], dsb[kk], b);
                 mma_bf16_16816(accK[2 * jd + 1], dsb[kk], b + 2);
             }
 
-        if (m + 1 < m_end && tid < kBr) {   /* every read of buffer buf^1 was in iteration m-1 */
-            sL[(buf ^ 1) * kBr + tid] = next_l;
-            sDi[(buf ^ 1) * kBr + tid] = next_di;
-        }
         __syncthreads();   /* sdS is complete */
 
         /* dQ (+)= dS K: warp (wm, wn) owns query rows 16wm.. and features DW*wn... A = dS
@@ -478,14 +495,11 @@ bwd_main(const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ 
 #pragma unroll
             for (int kk = 0; kk < Bc / 16; kk++) {
                 uint32_t a[4];
-                ldmatrix_x4_trans(a, smem_u32(sdS + bwd_swz<kBr>(kk * 16 + bwd_lrow_cf(lane),
-                                                                 wm * 16 + bwd_lcol_cf(lane))));
+                ldmatrix_x4_trans(a, bwd_at<kBr>(smem_u32(sdS), kk * 16, wm * 16, lo_cfR));
 #pragma unroll
                 for (int jd = 0; jd < DW / 16; jd++) {
                     uint32_t b[4];
-                    ldmatrix_x4_trans(b, smem_u32(sK + bwd_swz<kD>(kk * 16 + bwd_lrow_rf(lane),
-                                                                   wn * DW + jd * 16 +
-                                                                       bwd_lcol_rf(lane))));
+                    ldmatrix_x4_trans(b, bwd_at<kD>(smem_u32(sK), kk * 16, wn * DW + jd * 16, lo_rfD));
                     mma_bf16_16816(dq[2 * jd], a, b);
                     mma_bf16_16816(dq[2 * jd + 1], a, b + 2);
                 }
