@@ -645,27 +645,42 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
     return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
 }
 
-template <int kD, int kBr>
-static attn_status bwd_launch(const attn_problem *p, const void *q, const void *k, const void *v,
-                              const void *d_o, const float *lse, float *Di, float *dq_acc,
-                              void *dk, void *dv, cudaStream_t stream)
+/* Before anything is launched: the main kernel's shared memory fits this device. */
+template <int kD, int kBr> static attn_status bwd_prepare()
 {
     constexpr int smem = bwd_smem_bytes<kD, kBr>();
+    /* Opt in to > 48 KB of dynamic shared memory, once per device (a few microseconds of host
+     * time that would otherwise sit between the pre-pass and this kernel on every call). */
+    static unsigned long long opted_in;   /* bit per device */
     int dev = 0, optin = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+    if (cudaGetDevice(&dev) != cudaSuccess)
         return ATTN_ERR_CUDA;
-    if (optin < smem)   /* sm_86/89 (99 KB): the tiles do not fit */
-        return ATTN_ERR_UNSUPPORTED;
-    if (cudaFuncSetAttribute(bwd_main<kD, kBr>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             smem) != cudaSuccess)
-        return ATTN_ERR_CUDA;
+    if (dev >= 64 || !(opted_in >> dev & 1)) {
+        if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
+            cudaSuccess)
+            return ATTN_ERR_CUDA;
+        if (optin < smem)   /* sm_86/89 (99 KB): the tiles do not fit */
+            return ATTN_ERR_UNSUPPORTED;
+        if (cudaFuncSetAttribute(bwd_main<kD, kBr>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 smem) != cudaSuccess)
+            return ATTN_ERR_CUDA;
+        if (dev < 64)
+            opted_in |= 1ull << dev;
+    }
+    return ATTN_OK;
+}
+
+template <int kD, int kBr>
+static void bwd_launch(const attn_problem *p, const void *q, const void *k, const void *v,
+                       const void *d_o, const float *lse, float *Di, float *dq_acc, void *dk,
+                       void *dv, cudaStream_t stream)
+{
+    constexpr int smem = bwd_smem_bytes<kD, kBr>();
     const dim3 grid((p->seq_k + bwd_Bc - 1) / bwd_Bc, p->batch * p->heads);
     bwd_main<kD, kBr><<<grid, bwd_threads, smem, stream>>>(
         (const __nv_bfloat16 *)q, (const __nv_bfloat16 *)k, (const __nv_bfloat16 *)v,
         (const __nv_bfloat16 *)d_o, lse, Di, dq_acc, (__nv_bfloat16 *)dk, (__nv_bfloat16 *)dv,
         p->seq_q, p->seq_k, p->scale, p->causal);
-    return ATTN_OK;
 }
 
 static attn_status backward(const attn_problem *p, const void *q, const void *k, const void *v,
@@ -683,6 +698,10 @@ static attn_status backward(const attn_problem *p, const void *q, const void *k,
         return ATTN_ERR_UNSUPPORTED;
     if (step_device_cc() < 80)
         return ATTN_ERR_UNSUPPORTED;
+    /* D = 64: Br x Bc = 128 x 128; D = 128: 64 x 128 (see the header) */
+    s = p->head_dim == 64 ? bwd_prepare<64, 128>() : bwd_prepare<128, 64>();
+    if (s != ATTN_OK)
+        return s;
     const size_t rows = (size_t)p->batch * p->heads * p->seq_q;
     const int D = p->head_dim;
     float *dq_acc = (float *)workspace;
@@ -695,10 +714,10 @@ static attn_status backward(const attn_problem *p, const void *q, const void *k,
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
     /* 2. dK, dV, and dS K into dq_acc */
-    s = D == 64 ? bwd_launch<64, 128>(p, q, k, v, d_o, lse, Di, dq_acc, dk, dv, stream)
-                : bwd_launch<128, 64>(p, q, k, v, d_o, lse, Di, dq_acc, dk, dv, stream);
-    if (s != ATTN_OK)
-        return s;
+    if (D == 64)
+        bwd_launch<64, 128>(p, q, k, v, d_o, lse, Di, dq_acc, dk, dv, stream);
+    else
+        bwd_launch<128, 64>(p, q, k, v, d_o, lse, Di, dq_acc, dk, dv, stream);
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
     /* 3. dQ = scale dq_acc, to bf16 */
