@@ -47,8 +47,8 @@
  *
  * Tiles (FA2's sm80 choices, 8 warps, 1 block per SM): D = 64: Br x Bc = 128 x 128;
  * D = 128: 64 x 128 (128 x 128 would need 256 fp32 accumulator registers of S^T and dP^T on top
- * of the 128 of dK and dV). Shared memory: K, V, 2 x Q, 2 x dO, dS^T: 128 KB (D = 64),
- * 144 KB (D = 128).
+ * of the 128 of dK and dV). Shared memory: K, V, 2 x Q, 2 x dO, dS^T, 2 x lse, 2 x Di:
+ * 130 KB (D = 64), 145 KB (D = 128). Registers: 252-255 per thread, no spills (ptxas -v).
  *
  * Prediction, per (key tile, query tile) unit at D = 128, Br = 64: 5 products of 2*64*128*128 =
  * 10.5 MFLOP. ldmatrix traffic: every warp reads all of Q and dO twice (plain and .trans) and, for
@@ -60,7 +60,7 @@
  * N = 4096 (SDPA's FA2 backward: 257 / 280 at D = 64 / 128; the bar is 0.8x: 206 / 224).
  *
  * Limits: the backward takes bf16 only (fp32 -> UNSUPPORTED), D in {64, 128}, pointers 16-byte
- * aligned, sm_80+ with >= 128 / 144 KB of shared memory per block (A100, H100/H200; not sm_86/89);
+ * aligned, sm_80+ with >= 130 / 145 KB of shared memory per block (A100, H100/H200; not sm_86/89);
  * B*H <= 65535. The forward here is still step 02's (the FA2 forward of steps 03-05 replaces it).
  *
  * Run:  build/attn run --step 06 --shape 4,8,4096,4096,128 --dtype bf16 --backward [--causal]
