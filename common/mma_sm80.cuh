@@ -55,6 +55,13 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, bool 
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
                  ::"r"(dst), "l"(src), "r"(pred ? 16 : 0));
 }
+/* The same for 4 bytes (cp.async.ca: 4 and 8 bytes go through L1), for fp32 vectors whose rows
+ * are not 16-byte aligned (lse and Di of a query tile, step 06); !pred zero-fills. */
+__device__ __forceinline__ void cp_async_4(uint32_t dst, const void *src, bool pred)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n"
+                 ::"r"(dst), "l"(src), "r"(pred ? 4 : 0));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 /* Wait until at most n of this thread's committed groups are still in flight. */
 template <int n> __device__ __forceinline__ void cp_async_wait()

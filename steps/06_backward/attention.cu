@@ -1,0 +1,736 @@
+/* Step 06: the backward, FlashAttention-2 style.
+ *
+ * The one idea: the gradients without the N x N matrix. Step 00's backward writes S, P, dP and dS
+ * (Nq x Nk each) to HBM; here no N x N tensor ever leaves the chip. P is recomputed tile by tile
+ * from S = Q K^T and the lse the forward saved (one exp per score, no max, no sum):
+ *     P   = exp(scale S - lse)             = exp2(S scale log2(e) - lse log2(e))
+ *     dV  = P^T dO                          dP = dO V^T
+ *     dS  = P o (dP - Di),   Di = rowsum(dO o O)
+ *     dQ  = scale dS K                      dK = scale dS^T Q
+ * Why Di exists: the softmax Jacobian gives dS_ij = P_ij (dP_ij - sum_l P_il dP_il), and that sum
+ * over a whole row of keys is not available to a block that owns one tile of keys. But
+ * sum_l P_il dP_il = sum_l P_il (dO_i . V_l) = dO_i . (sum_l P_il V_l) = dO_i . O_i: one dot product
+ * per query row, computed once by a pre-pass from dO and O, before the main kernel.
+ *
+ * Who owns what. Three kernels on the stream:
+ *   1. bwd_preprocess: Di = rowsum(dO o O) (fp32, [B, H, Nq]) into the workspace, and zeroes the
+ *      fp32 dQ accumulator (the workspace is undefined on entry).
+ *   2. bwd_main: one block per (tile of Bc = 128 keys, b*h). It keeps its K and V tile in shared
+ *      memory and its dK, dV tile in fp32 registers, and loops over the query tiles of Br rows
+ *      (causal: from the first tile holding a row >= k0, the first that sees any of its keys).
+ *      Per query tile: Q, dO, lse and Di stream in through cp.async, double-buffered (tile i+1
+ *      loads while tile i computes). Warp w owns keys k0+16w .. k0+16w+15 and
+ *      computes everything transposed, keys as rows (as FA3 does on sm90):
+ *        S^T  = K Q^T        A = K (ldmatrix), B = Q (ldmatrix)
+ *        P^T  = exp2(...)    in the C registers; masked -> 0 where the key is >= Nk, the
+ *                            query row >= Nq, or the key causally hidden (edge tiles only)
+ *        dV  += P^T dO       A = P^T straight from the C registers (the FA2 register trick),
+ *                            B = dO (ldmatrix.trans)
+ *        dP^T = V dO^T       A = V (ldmatrix), B = dO (ldmatrix)
+ *        dS^T = P^T o (dP^T - Di)   in registers
+ *        dK  += dS^T Q       A = dS^T from registers, B = Q (ldmatrix.trans)
+ *      So P^T and dS^T never touch shared memory for dV and dK. Only dQ = dS K needs dS the
+ *      other way round (a reduction over keys, which are spread over the warps): dS^T goes to
+ *      shared memory in bf16 once, and the warps, now split over (query rows, features), read it
+ *      back with ldmatrix.trans (A) and K with ldmatrix.trans (B), then atomicAdd their fp32
+ *      partial dQ into the workspace. dK and dV are written once at the end (dK times scale).
+ *   3. bwd_convert_dq: dQ = scale * accumulator, to bf16.
+ * Shared memory: 16-byte chunks of each row XOR-swizzled by (row & 7) (FA2's Swizzle<3,3,3>), so
+ * the 8 rows of every ldmatrix matrix land on 8 different bank groups.
+ *
+ * The dQ choice: atomics. Each dQ element receives ceil(Nk/Bc) fp32 adds, one per key tile, in
+ * whatever order the blocks run: fewer passes than the alternatives (Triton's separate dQ loop
+ * recomputes P: 7 products instead of 5), but dQ is not bit-reproducible run to run (dK and dV
+ * are: one block owns each). A user who needs determinism gives each key tile its own fp32 dQ
+ * slice (Nk/Bc times the workspace) and sums them in a fixed order in the convert kernel (FA2's
+ * deterministic mode), or serialises the adds per query tile with a semaphore.
+ *
+ * Tiles (FA2's sm80 choices, 8 warps, 1 block per SM): D = 64: Br x Bc = 128 x 128;
+ * D = 128: 64 x 128 (128 x 128 would need 256 fp32 accumulator registers of S^T and dP^T on top
+ * of the 128 of dK and dV). Shared memory: K, V, 2 x Q, 2 x dO, dS^T, 2 x lse, 2 x Di:
+ * 130 KB (D = 64), 145 KB (D = 128). Registers: 252-255 per thread, no spills (ptxas -v).
+ *
+ * Prediction, per (key tile, query tile) unit at D = 128, Br = 64: 5 products of 2*64*128*128 =
+ * 10.5 MFLOP. ldmatrix traffic: every warp reads all of Q and dO twice (plain and .trans) and, for
+ * dQ, half of K: 8 x (4 x 16 + 16) KB + K, V, dS^T ~ 750 KB, 5.9k clocks at 128 B/clock per SM,
+ * against ~3.8k clocks of mma.sync at ~2.7k FLOP/clock/SM: shared-memory bound at ~430 TFLOP/s
+ * on 132 SMs at 1.83 GHz, before the exps (8k per unit, 0.5k clocks), the atomics (8k fp32 per
+ * unit) and the two barriers per unit. D = 64 (Br = 128) moves the same bytes for the same
+ * FLOPs, with twice the exps. FA2 class kernels reach ~60% of such a bound: ~230-260 TFLOP/s at
+ * N = 4096 (SDPA's FA2 backward: 257 / 280 at D = 64 / 128; the bar is 0.8x: 206 / 224).
+ *
+ * Limits: the backward takes bf16 only (fp32 -> UNSUPPORTED), D in {64, 128}, pointers 16-byte
+ * aligned, sm_80+ with >= 130 / 145 KB of shared memory per block (A100, H100/H200; not sm_86/89);
+ * B*H <= 65535. The forward here is still step 02's (the FA2 forward of steps 03-05 replaces it).
+ *
+ * Run:  build/attn run --step 06 --shape 4,8,4096,4096,128 --dtype bf16 --backward [--causal]
+ *       make diff A=05 B=06
+ */
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include "attention.h"
+#include "mma_sm80.cuh"
+#include "step.cuh"
+
+constexpr int Br = 16;   /* query rows per block */
+constexpr int Bc = 16;   /* keys per tile */
+
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <typename T> __device__ __forceinline__ T from_float(float x);
+template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x)
+{
+    return __float2bfloat16_rn(x);
+}
+
+/* grid: (ceil(Nq / Br), B*H); block: Br * Bc threads. Q, K, V, O: [B, H, N, D]; lse: [B, H, Nq] */
+template <typename T, int DP>
+__global__ void __launch_bounds__(Br * Bc)
+attention_fwd(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
+              T *__restrict__ O, float *__restrict__ lse, int Nq, int Nk, int D, float scale,
+              int causal)
+{
+    /* +1 pads each row so that the 16 threads reading K[tx][d] hit 16 different banks. */
+    __shared__ float Qs[Br][DP + 1];
+    __shared__ float Ks[Bc][DP + 1];
+    __shared__ float Vs[Bc][DP + 1];
+    __shared__ float Ps[Br][Bc + 1];
+
+    const int tx = threadIdx.x % Bc, ty = threadIdx.x / Bc;
+    const size_t bh = blockIdx.y;
+    const int q0 = blockIdx.x * Br, row = q0 + ty;
+    Q += bh * Nq * D;
+    K += bh * Nk * D;
+    V += bh * Nk * D;
+
+    for (int x = threadIdx.x; x < Br * DP; x += Br * Bc) {
+        const int r = x / DP, d = x % DP;
+        Qs[r][d] = (q0 + r < Nq && d < D) ? to_float(Q[(size_t)(q0 + r) * D + d]) : 0.f;
+    }
+
+    float m_i = -INFINITY, l_i = 0.f;   /* running max and sum of row `row` */
+    float acc[DP / Bc];                 /* acc[c] is feature tx + c * Bc of row `row` */
+    for (int c = 0; c < DP / Bc; c++)
+        acc[c] = 0.f;
+
+    for (int k0 = 0; k0 < Nk; k0 += Bc) {
+        __syncthreads();                /* everyone is done with the previous tile */
+        for (int x = threadIdx.x; x < Bc * DP; x += Br * Bc) {
+            const int r = x / DP, d = x % DP;
+            const bool in = k0 + r < Nk && d < D;   /* rows past Nk are loaded as zeros */
+            Ks[r][d] = in ? to_float(K[(size_t)(k0 + r) * D + d]) : 0.f;
+            Vs[r][d] = in ? to_float(V[(size_t)(k0 + r) * D + d]) : 0.f;
+        }
+        __syncthreads();
+
+        /* S[ty][tx] = scale * q_row . k_col */
+        float s = 0.f;
+        for (int d = 0; d < DP; d++)
+            s += Qs[ty][d] * Ks[tx][d];
+        s *= scale;
+        const int col = k0 + tx;
+        if (col >= Nk || (causal && col > row))   /* THE FIX: padded keys are absent, not 0 */
+            s = -INFINITY;
+
+        /* Row max over the tile: the 16 threads of a row are one half-warp. */
+        float m_tile = s;
+        for (int off = Bc / 2; off > 0; off >>= 1)
+            m_tile = fmaxf(m_tile, __shfl_xor_sync(0xffffffffu, m_tile, off));
+        const float m_new = fmaxf(m_i, m_tile);
+        /* m_new is finite: key 0, in the first tile, is visible to every row. The guard keeps a
+         * fully masked row (-inf - -inf = NaN) out of the arithmetic all the same. */
+        const float m_use = m_new == -INFINITY ? 0.f : m_new;
+        const float p = expf(s - m_use);
+        const float alpha = expf(m_i - m_use);   /* 0 on the first tile: m_i = -inf */
+        float l_tile = p;
+        for (int off = Bc / 2; off > 0; off >>= 1)
+            l_tile += __shfl_xor_sync(0xffffffffu, l_tile, off);
+        l_i = l_i * alpha + l_tile;
+        m_i = m_new;
+        Ps[ty][tx] = p;
+        __syncthreads();
+
+        /* acc = acc * alpha + P V for this thread's features */
+        for (int c = 0; c < DP / Bc; c++) {
+            float pv = 0.f;
+            for (int j = 0; j < Bc; j++)
+                pv += Ps[ty][j] * Vs[j][tx + c * Bc];
+            acc[c] = acc[c] * alpha + pv;
+        }
+    }
+
+    if (row < Nq) {
+        for (int c = 0; c < DP / Bc; c++) {
+            const int d = tx + c * Bc;
+            if (d < D)
+                O[(bh * Nq + row) * D + d] = from_float<T>(acc[c] / l_i);
+        }
+        if (tx == 0)
+            lse[bh * Nq + row] = m_i + logf(l_i);
+    }
+}
+
+/* ---- the backward (the one idea of step 06) ---- */
+
+constexpr int bwd_Bc = 128;        /* keys per block: 8 warps x 16 */
+constexpr int bwd_threads = 256;
+constexpr float bwd_log2e = 1.4426950408889634f;
+
+/* Element offset of (row, col) in a shared tile of rows of W bf16, col a multiple of 8 plus 0..7:
+ * the 16-byte chunk col / 8 is XORed with row & 7. Every ldmatrix matrix reads one chunk of 8
+ * consecutive rows: 8 different physical chunks, all 32 banks, no conflict. */
+template <int W> __host__ __device__ __forceinline__ int bwd_swz(int row, int col)
+{
+    return row * W + ((((col >> 3) ^ (row & 7))) << 3) + (col & 7);
+}
+
+/* The lane's row and column inside a 16 x 16 block for ldmatrix_x4, in the two orders the
+ * products need (lane L gives the address of row L % 8 of matrix L / 8):
+ *   "rows first": matrices (r 0-7, c 0-7), (r 8-15, c 0-7), (r 0-7, c 8-15), (r 8-15, c 8-15).
+ *     Plain: the A fragment of a row-major 16 x 16 (a0..a3). Trans: the B fragments of two n8
+ *     tiles, columns 0-7 then 8-15, of a [k][n] row-major block (b0, b1 of n-tile 0, then 1).
+ *   "cols first": (r 0-7, c 0-7), (r 0-7, c 8-15), (r 8-15, c 0-7), (r 8-15, c 8-15).
+ *     Plain: the B fragments of two n8 tiles, rows 0-7 then 8-15, of an [n][k] row-major block.
+ *     Trans: the A fragment of a 16 x 16 whose transpose is stored row-major ([k][m]). */
+__host__ __device__ __forceinline__ int bwd_lrow_rf(int lane) { return lane & 15; }
+__host__ __device__ __forceinline__ int bwd_lcol_rf(int lane) { return (lane >> 4) << 3; }
+__host__ __device__ __forceinline__ int bwd_lrow_cf(int lane) { return ((lane >> 4) << 3) + (lane & 7); }
+__host__ __device__ __forceinline__ int bwd_lcol_cf(int lane) { return ((lane >> 3) & 1) << 3; }
+
+/* The byte address of the lane's row for the 16 x 16 block at (R, C) of a swizzled tile of row
+ * width W at byte address base, R and C multiples of 16 (compile-time after unrolling), given the
+ * lane's offset for block (0, 0), lane_off = 2 * bwd_swz<W>(lrow, lcol). Since C / 8 is even and
+ * lcol / 8 is 0 or 1, the chunk index (C + lcol) / 8 ^ (row & 7) is (lcol / 8 ^ (row & 7)) ^ C / 8:
+ *     2 * bwd_swz<W>(R + lrow, C + lcol) = 2 * R * W + (lane_off ^ 2 * C)
+ * one XOR per column block (a handful of registers for the whole kernel) and an immediate for the
+ * row block, instead of a full address per ldmatrix. */
+template <int W>
+__host__ __device__ __forceinline__ uint32_t bwd_at(uint32_t base, int R, int C, uint32_t lane_off)
+{
+    return base + 2 * R * W + (lane_off ^ (2 * C));
+}
+
+__device__ __forceinline__ float bwd_lo(uint32_t x) { return __uint_as_float(x << 16); }
+__device__ __forceinline__ float bwd_hi(uint32_t x) { return __uint_as_float(x & 0xffff0000u); }
+
+__device__ __forceinline__ void bwd_atomic_add2(float *p, float x, float y)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    atomicAdd(reinterpret_cast<float2 *>(p), make_float2(x, y));   /* one 8-byte red on sm_90 */
+#else
+    atomicAdd(p, x);
+    atomicAdd(p + 1, y);
+#endif
+}
+
+/* Pre-pass, one warp per query row: Di = dO . O (fp32), and the row of the dQ accumulator = 0.
+ * dO, O: [B*H*Nq, D]; Di: [B*H*Nq]; dq_acc: [B*H*Nq, D] fp32. */
+__global__ void __launch_bounds__(bwd_threads)
+bwd_preprocess(const __nv_bfloat16 *__restrict__ dO, const __nv_bfloat16 *__restrict__ O,
+               float *__restrict__ Di, float *__restrict__ dq_acc, size_t rows, int D)
+{
+    const size_t row = (size_t)blockIdx.x * (bwd_threads / 32) + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= rows)
+        return;
+    float acc = 0.f;
+    for (int e = 2 * lane; e < D; e += 64) {
+        const float2 a = __bfloat1622float2(*(const __nv_bfloat162 *)(dO + row * D + e));
+        const float2 b = __bfloat1622float2(*(const __nv_bfloat162 *)(O + row * D + e));
+        acc += a.x * b.x + a.y * b.y;
+        *(float2 *)(dq_acc + row * D + e) = make_float2(0.f, 0.f);
+    }
+    for (int off = 16; off > 0; off >>= 1)
+        acc += __shfl_xor_sync(0xffffffffu, acc, off);
+    if (lane == 0)
+        Di[row] = acc;
+}
+
+/* rows x kD bf16 from global (rows r0.. of a [n][kD] matrix) into a swizzled shared tile;
+ * rows >= n are zero-filled (cp.async src-size 0) and not read. */
+template <int kD, int kRows>
+__device__ __forceinline__ void bwd_load_tile(__nv_bfloat16 *s, const __nv_bfloat16 *g, int r0,
+                                              int n)
+{
+    constexpr int CH = kD / 8;   /* 16-byte chunks per row */
+    static_assert(kRows * CH % bwd_threads == 0, "tile must split evenly over the block");
+#pragma unroll
+    for (int x = threadIdx.x; x < kRows * CH; x += bwd_threads) {
+        const int r = x / CH, c = x % CH;
+        const bool in = r0 + r < n;
+        cp_async_16(smem_u32(s + bwd_swz<kD>(r, c * 8)), g + (size_t)(in ? r0 + r : 0) * kD + c * 8,
+                    in);
+    }
+}
+
+/* lse and Di of query rows q0 .. q0+Br-1 (fp32) into shared memory, zero past Nq; the first Br
+ * threads copy lse, the next Br copy Di. */
+template <int kBr>
+__device__ __forceinline__ void bwd_load_rows(float *sl, float *sdi, const float *lse,
+                                              const float *Di, int q0, int Nq)
+{
+    static_assert(2 * kBr <= bwd_threads, "one thread per value");
+    const int r = threadIdx.x % kBr, q = q0 + r;
+    const bool in = q < Nq;
+    if (threadIdx.x < kBr)
+        cp_async_4(smem_u32(sl + r), lse + (in ? q : 0), in);
+    else if (threadIdx.x < 2 * kBr)
+        cp_async_4(smem_u32(sdi + r), Di + (in ? q : 0), in);
+}
+
+template <int kD, int kBr> constexpr int bwd_smem_bytes()
+{
+    /* sK, sV [Bc][D]; sQ, sdO [2][Br][D]; sdS [Bc][Br] (bf16); sL, sDi [2][Br] (fp32) */
+    return (2 * bwd_Bc * kD + 4 * kBr * kD + bwd_Bc * kBr) * 2 + 4 * kBr * 4;
+}
+
+/* grid: (ceil(Nk / Bc), B*H); block: 256 threads (8 warps); dynamic shared: bwd_smem_bytes.
+ * Q, dO: [B, H, Nq, D]; K, V, dK, dV: [B, H, Nk, D] bf16; lse, Di: [B, H, Nq] fp32;
+ * dq_acc: [B, H, Nq, D] fp32, zeroed, receives dS K (unscaled). */
+template <int kD, int kBr>
+__global__ void __launch_bounds__(bwd_threads, 1)
+bwd_main(const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K,
+         const __nv_bfloat16 *__restrict__ V, const __nv_bfloat16 *__restrict__ dO,
+         const float *__restrict__ lse, const float *__restrict__ Di, float *__restrict__ dq_acc,
+         __nv_bfloat16 *__restrict__ dK, __nv_bfloat16 *__restrict__ dV, int Nq, int Nk,
+         float scale, int causal)
+{
+    constexpr int Bc = bwd_Bc;
+    constexpr int NQ8 = kBr / 8;    /* n8 tiles of S^T per warp (query columns) */
+    constexpr int ND8 = kD / 8;     /* n8 tiles of dK, dV per warp (features) */
+    constexpr int WM = kBr / 16;    /* dQ: warps along query rows ... */
+    constexpr int WN = 8 / WM;      /* ... and along features */
+    constexpr int DW = kD / WN;     /* features per warp in dQ */
+    static_assert(WM * WN == 8 && DW % 16 == 0, "dQ warp grid must cover Br x D");
+
+    extern __shared__ __align__(128) unsigned char bwd_smem[];
+    __nv_bfloat16 *sK = (__nv_bfloat16 *)bwd_smem;   /* [Bc][D]        */
+    __nv_bfloat16 *sV = sK + Bc * kD;                 /* [Bc][D]        */
+    __nv_bfloat16 *sQ = sV + Bc * kD;                 /* [2][Br][D]     */
+    __nv_bfloat16 *sdO = sQ + 2 * kBr * kD;           /* [2][Br][D]     */
+    __nv_bfloat16 *sdS = sdO + 2 * kBr * kD;          /* [Bc][Br]: dS^T */
+    float *sL = (float *)(sdS + Bc * kBr);            /* [2][Br]: lse, 0 past Nq */
+    float *sDi = sL + 2 * kBr;                        /* [2][Br]: Di, 0 past Nq */
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int g = lane >> 2, t = lane & 3;            /* fragment row group, thread in group */
+    const int kw = warp * 16;                          /* this warp's keys, local to the tile */
+    /* the lane's ldmatrix offsets (bytes) in block (0, 0) of a tile: see bwd_at */
+    const uint32_t lo_rfD = 2 * bwd_swz<kD>(bwd_lrow_rf(lane), bwd_lcol_rf(lane));
+    const uint32_t lo_cfD = 2 * bwd_swz<kD>(bwd_lrow_cf(lane), bwd_lcol_cf(lane));
+    const uint32_t lo_cfR = 2 * bwd_swz<kBr>(bwd_lrow_cf(lane), bwd_lcol_cf(lane));
+    const size_t bh = blockIdx.y;
+    const int k0 = blockIdx.x * Bc;
+    Q += bh * Nq * kD;
+    dO += bh * Nq * kD;
+    dq_acc += bh * Nq * kD;
+    lse += bh * Nq;
+    Di += bh * Nq;
+    K += bh * Nk * kD;
+    V += bh * Nk * kD;
+    dK += bh * Nk * kD;
+    dV += bh * Nk * kD;
+    const float scale_log2 = scale * bwd_log2e;
+
+    const int m_end = (Nq + kBr - 1) / kBr;
+    /* causal (top-left): row i sees key j iff j <= i, so rows < k0 see none of these keys */
+    const int m_begin = causal ? k0 / kBr : 0;
+
+    bwd_load_tile<kD, Bc>(sK, K, k0, Nk);
+    bwd_load_tile<kD, Bc>(sV, V, k0, Nk);
+    if (m_begin < m_end) {
+        bwd_load_tile<kD, kBr>(sQ, Q, m_begin * kBr, Nq);
+        bwd_load_tile<kD, kBr>(sdO, dO, m_begin * kBr, Nq);
+        bwd_load_rows<kBr>(sL, sDi, lse, Di, m_begin * kBr, Nq);
+    }
+    cp_async_commit();
+
+    float accK[ND8][4], accV[ND8][4];   /* dK, dV of keys kw..kw+15: C fragments, features 8j.. */
+#pragma unroll
+    for (int j = 0; j < ND8; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            accK[j][e] = accV[j][e] = 0.f;
+
+    for (int m = m_begin; m < m_end; m++) {
+        const int buf = (m - m_begin) & 1;
+        const int q0 = m * kBr;
+        cp_async_wait<0>();   /* this tile's Q, dO, lse, Di (the first time K, V) have landed */
+        __syncthreads();      /* ... for every thread; and everyone is done with tile m-1 */
+
+        /* Prefetch tile m+1 into the other buffers, last read in iteration m-1. */
+        if (m + 1 < m_end) {
+            bwd_load_tile<kD, kBr>(sQ + (buf ^ 1) * kBr * kD, Q, q0 + kBr, Nq);
+            bwd_load_tile<kD, kBr>(sdO + (buf ^ 1) * kBr * kD, dO, q0 + kBr, Nq);
+            bwd_load_rows<kBr>(sL + (buf ^ 1) * kBr, sDi + (buf ^ 1) * kBr, lse, Di, q0 + kBr, Nq);
+        }
+        cp_async_commit();
+
+        const __nv_bfloat16 *q_s = sQ + buf * kBr * kD;
+        const __nv_bfloat16 *do_s = sdO + buf * kBr * kD;
+        const float *l_s = sL + buf * kBr;
+        const float *di_s = sDi + buf * kBr;
+
+        /* S^T = K Q^T: [16 keys x Br queries] per warp, C fragment j = queries 8j..8j+7.
+         * A = K rows kw.. (plain, rows first); B = Q (plain, cols first: Q is [n][k]). */
+        float s[NQ8][4];
+#pragma unroll
+        for (int j = 0; j < NQ8; j++)
+            s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < kD / 16; kk++) {
+            uint32_t a[4];
+            ldmatrix_x4(a, bwd_at<kD>(smem_u32(sK), kw, kk * 16, lo_rfD));
+#pragma unroll
+            for (int jq = 0; jq < kBr / 16; jq++) {
+                uint32_t b[4];
+                ldmatrix_x4(b, bwd_at<kD>(smem_u32(q_s), jq * 16, kk * 16, lo_cfD));
+                mma_bf16_16816(s[2 * jq], a, b);
+                mma_bf16_16816(s[2 * jq + 1], a, b + 2);
+            }
+        }
+
+        /* P^T = exp2(S scale log2e - lse log2e), masked, packed to bf16 A fragments:
+         * k16 slice kk (queries 16kk..) = C fragments 2kk (a0, a1) and 2kk+1 (a2, a3).
+         * Thread holds S^T[key kw+g (+8 for e >= 2)][query 8j+2t (+1 for odd e)]. Only tiles
+         * that reach past Nk or Nq, or cross the causal diagonal, pay for the mask. */
+        const bool need_mask = k0 + Bc > Nk || q0 + kBr > Nq || (causal && q0 < k0 + Bc - 1);
+        uint32_t pb[kBr / 16][4];
+#pragma unroll
+        for (int j = 0; j < NQ8; j++) {
+            const float2 L = *(const float2 *)(l_s + 8 * j + 2 * t);
+            const float lx = L.x * bwd_log2e, ly = L.y * bwd_log2e;
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                float x = ex2_approx(fmaf(s[j][e], scale_log2, -((e & 1) ? ly : lx)));
+                if (need_mask) {
+                    const int key = k0 + kw + g + (e >> 1) * 8;
+                    const int q = q0 + 8 * j + 2 * t + (e & 1);
+                    /* padded key (K row zero-filled: S = 0, P would be exp(-lse)), padded query
+                     * row (Q zero, lse zero-filled: P would be 1), or causally hidden */
+                    if (key >= Nk || q >= Nq || (causal && key > q))
+                        x = 0.f;
+                }
+                s[j][e] = x;
+            }
+            pb[j / 2][(j & 1) * 2] = pack_bf16(s[j][0], s[j][1]);
+            pb[j / 2][(j & 1) * 2 + 1] = pack_bf16(s[j][2], s[j][3]);
+        }
+
+        /* dV += P^T dO: [16 keys x D]. A = P^T (registers); B = dO [k=query][n=feature]
+         * (.trans, rows first). */
+#pragma unroll
+        for (int kk = 0; kk < kBr / 16; kk++)
+#pragma unroll
+            for (int jd = 0; jd < kD / 16; jd++) {
+                uint32_t b[4];
+                ldmatrix_x4_trans(b, bwd_at<kD>(smem_u32(do_s), kk * 16, jd * 16, lo_rfD));
+                mma_bf16_16816(accV[2 * jd], pb[kk], b);
+                mma_bf16_16816(accV[2 * jd + 1], pb[kk], b + 2);
+            }
+
+        /* dP^T = V dO^T: as S^T with V for K and dO for Q. Reuses s[][] (P lives on in pb). */
+#pragma unroll
+        for (int j = 0; j < NQ8; j++)
+            s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < kD / 16; kk++) {
+            uint32_t a[4];
+            ldmatrix_x4(a, bwd_at<kD>(smem_u32(sV), kw, kk * 16, lo_rfD));
+#pragma unroll
+            for (int jq = 0; jq < kBr / 16; jq++) {
+                uint32_t b[4];
+                ldmatrix_x4(b, bwd_at<kD>(smem_u32(do_s), jq * 16, kk * 16, lo_cfD));
+                mma_bf16_16816(s[2 * jq], a, b);
+                mma_bf16_16816(s[2 * jq + 1], a, b + 2);
+            }
+        }
+
+        /* dS^T = P^T o (dP^T - Di[query]), from the bf16 P the products used (as the reference
+         * rounds it). Zero wherever P is: padded keys (and dP = 0 there: V rows are zero-filled),
+         * query rows past Nq (P = 0, dO rows zero, Di = 0). Packed as A fragments for dK, and
+         * stored to sdS for dQ. */
+        uint32_t dsb[kBr / 16][4];
+#pragma unroll
+        for (int j = 0; j < NQ8; j++) {
+            const float2 Dv = *(const float2 *)(di_s + 8 * j + 2 * t);
+            const uint32_t p01 = pb[j / 2][(j & 1) * 2], p23 = pb[j / 2][(j & 1) * 2 + 1];
+            const uint32_t d01 = pack_bf16(bwd_lo(p01) * (s[j][0] - Dv.x),
+                                           bwd_hi(p01) * (s[j][1] - Dv.y));
+            const uint32_t d23 = pack_bf16(bwd_lo(p23) * (s[j][2] - Dv.x),
+                                           bwd_hi(p23) * (s[j][3] - Dv.y));
+            dsb[j / 2][(j & 1) * 2] = d01;
+            dsb[j / 2][(j & 1) * 2 + 1] = d23;
+            *(uint32_t *)(sdS + bwd_swz<kBr>(kw + g, 8 * j + 2 * t)) = d01;
+            *(uint32_t *)(sdS + bwd_swz<kBr>(kw + g + 8, 8 * j + 2 * t)) = d23;
+        }
+
+        /* dK += dS^T Q: [16 keys x D]. A = dS^T (registers); B = Q [k=query][n=feature]
+         * (.trans, rows first). */
+#pragma unroll
+        for (int kk = 0; kk < kBr / 16; kk++)
+#pragma unroll
+            for (int jd = 0; jd < kD / 16; jd++) {
+                uint32_t b[4];
+                ldmatrix_x4_trans(b, bwd_at<kD>(smem_u32(q_s), kk * 16, jd * 16, lo_rfD));
+                mma_bf16_16816(accK[2 * jd], dsb[kk], b);
+                mma_bf16_16816(accK[2 * jd + 1], dsb[kk], b + 2);
+            }
+
+        __syncthreads();   /* sdS is complete */
+
+        /* dQ (+)= dS K: warp (wm, wn) owns query rows 16wm.. and features DW*wn... A = dS
+         * [m=query][k=key], stored transposed in sdS (.trans, cols first); B = K [k=key][n=feature]
+         * (.trans, rows first). Causal: a 16-row group entirely above the tile's first key has
+         * dS = 0 and is skipped. */
+        const int wm = warp % WM, wn = warp / WM;
+        const int r0 = q0 + wm * 16;
+        if (!(causal && r0 + 15 < k0) && r0 < Nq) {
+            float dq[DW / 8][4];
+#pragma unroll
+            for (int j = 0; j < DW / 8; j++)
+                dq[j][0] = dq[j][1] = dq[j][2] = dq[j][3] = 0.f;
+#pragma unroll
+            for (int kk = 0; kk < Bc / 16; kk++) {
+                uint32_t a[4];
+                ldmatrix_x4_trans(a, bwd_at<kBr>(smem_u32(sdS), kk * 16, wm * 16, lo_cfR));
+#pragma unroll
+                for (int jd = 0; jd < DW / 16; jd++) {
+                    uint32_t b[4];
+                    ldmatrix_x4_trans(b, bwd_at<kD>(smem_u32(sK), kk * 16, wn * DW + jd * 16, lo_rfD));
+                    mma_bf16_16816(dq[2 * jd], a, b);
+                    mma_bf16_16816(dq[2 * jd + 1], a, b + 2);
+                }
+            }
+            /* C fragment j: rows r0+g (c0, c1) and r0+g+8 (c2, c3), features wn*DW + 8j + 2t.. */
+#pragma unroll
+            for (int j = 0; j < DW / 8; j++) {
+                const int d = wn * DW + 8 * j + 2 * t;
+                if (r0 + g < Nq)
+                    bwd_atomic_add2(dq_acc + (size_t)(r0 + g) * kD + d, dq[j][0], dq[j][1]);
+                if (r0 + g + 8 < Nq)
+                    bwd_atomic_add2(dq_acc + (size_t)(r0 + g + 8) * kD + d, dq[j][2], dq[j][3]);
+            }
+        }
+    }
+
+    /* Epilogue: dK (times scale) and dV to bf16, staged through sK and sV (swizzled) so the
+     * global stores are 16 bytes per thread and coalesced. */
+    cp_async_wait<0>();   /* with no query tile at all, K and V may still be landing */
+    __syncthreads();      /* every warp is done reading sK, sV */
+#pragma unroll
+    for (int j = 0; j < ND8; j++) {
+        const int c = 8 * j + 2 * t;
+        *(uint32_t *)(sK + bwd_swz<kD>(kw + g, c)) = pack_bf16(accK[j][0] * scale, accK[j][1] * scale);
+        *(uint32_t *)(sK + bwd_swz<kD>(kw + g + 8, c)) =
+            pack_bf16(accK[j][2] * scale, accK[j][3] * scale);
+        *(uint32_t *)(sV + bwd_swz<kD>(kw + g, c)) = pack_bf16(accV[j][0], accV[j][1]);
+        *(uint32_t *)(sV + bwd_swz<kD>(kw + g + 8, c)) = pack_bf16(accV[j][2], accV[j][3]);
+    }
+    __syncthreads();
+    constexpr int CH = kD / 8;
+#pragma unroll
+    for (int x = tid; x < Bc * CH; x += bwd_threads) {
+        const int r = x / CH, c = x % CH;
+        if (k0 + r < Nk) {
+            *(uint4 *)(dK + (size_t)(k0 + r) * kD + c * 8) = *(const uint4 *)(sK + bwd_swz<kD>(r, c * 8));
+            *(uint4 *)(dV + (size_t)(k0 + r) * kD + c * 8) = *(const uint4 *)(sV + bwd_swz<kD>(r, c * 8));
+        }
+    }
+}
+
+/* dQ = scale * accumulator, to bf16; 4 elements per thread (D is a multiple of 4). */
+__global__ void __launch_bounds__(bwd_threads)
+bwd_convert_dq(const float *__restrict__ acc, __nv_bfloat16 *__restrict__ dq, size_t n4,
+               float scale)
+{
+    for (size_t i = (size_t)blockIdx.x * bwd_threads + threadIdx.x; i < n4;
+         i += (size_t)gridDim.x * bwd_threads) {
+        const float4 v = ((const float4 *)acc)[i];
+        ((uint2 *)dq)[i] = make_uint2(pack_bf16(v.x * scale, v.y * scale),
+                                      pack_bf16(v.z * scale, v.w * scale));
+    }
+}
+
+/* ------------------------------------------------------------------------ launch wrapper */
+
+static attn_status supports(const attn_problem *p, int backward, const char **why)
+{
+    attn_status s = attn_problem_valid(p, why);
+    if (s != ATTN_OK)
+        return s;
+    if (backward) {
+        if (p->dtype != ATTN_BF16) {
+            *why = "the backward takes bf16 only (mma.sync bf16 tensor-core products)";
+            return ATTN_ERR_UNSUPPORTED;
+        }
+        if (p->head_dim != 64 && p->head_dim != 128) {
+            *why = "the backward takes head_dim 64 or 128 only (tiles are compiled per D)";
+            return ATTN_ERR_UNSUPPORTED;
+        }
+        if ((size_t)p->batch * p->heads > 65535) {
+            *why = "B*H above 65535 (the grid's y dimension)";
+            return ATTN_ERR_UNSUPPORTED;
+        }
+        if ((size_t)p->batch * p->heads * p->seq_q > (size_t)0x7fffffff * (bwd_threads / 32)) {
+            *why = "B*H*Nq too large for the pre-pass grid";
+            return ATTN_ERR_UNSUPPORTED;
+        }
+        *why = NULL;
+        return ATTN_OK;
+    }
+    if (p->head_dim > 128) {
+        *why = "head_dim above 128 (shared-memory tiles are sized for D <= 128)";
+        return ATTN_ERR_UNSUPPORTED;
+    }
+    if ((size_t)p->batch * p->heads > 65535) {
+        *why = "B*H above 65535 (the grid's y dimension)";
+        return ATTN_ERR_UNSUPPORTED;
+    }
+    *why = NULL;
+    return ATTN_OK;
+}
+
+static size_t bwd_align256(size_t x) { return (x + 255) & ~(size_t)255; }
+
+/* The backward's workspace: the fp32 dQ accumulator [B, H, Nq, D], then Di [B, H, Nq]. */
+static size_t workspace_bytes(const attn_problem *p, int backward)
+{
+    if (!backward)
+        return 0;
+    const size_t rows = (size_t)p->batch * p->heads * p->seq_q;
+    return bwd_align256(rows * p->head_dim * 4) + bwd_align256(rows * 4);
+}
+
+template <typename T, int DP>
+static void launch(const attn_problem *p, const void *q, const void *k, const void *v, void *o,
+                   float *lse, cudaStream_t stream)
+{
+    dim3 grid((p->seq_q + Br - 1) / Br, p->batch * p->heads);
+    attention_fwd<T, DP><<<grid, Br * Bc, 0, stream>>>(
+        (const T *)q, (const T *)k, (const T *)v, (T *)o, lse, p->seq_q, p->seq_k, p->head_dim,
+        p->scale, p->causal);
+}
+
+template <typename T>
+static void dispatch(const attn_problem *p, const void *q, const void *k, const void *v, void *o,
+                     float *lse, cudaStream_t stream)
+{
+    if (p->head_dim <= 16)
+        launch<T, 16>(p, q, k, v, o, lse, stream);
+    else if (p->head_dim <= 32)
+        launch<T, 32>(p, q, k, v, o, lse, stream);
+    else if (p->head_dim <= 64)
+        launch<T, 64>(p, q, k, v, o, lse, stream);
+    else
+        launch<T, 128>(p, q, k, v, o, lse, stream);
+}
+
+static attn_status forward(const attn_problem *p, const void *q, const void *k, const void *v,
+                           void *o, float *lse, void *workspace, cudaStream_t stream)
+{
+    (void)workspace;
+    const char *why;
+    attn_status s = supports(p, 0, &why);
+    if (s != ATTN_OK)
+        return s;
+    if (!q || !k || !v || !o || !lse)
+        return ATTN_ERR_INVALID;
+    if (p->dtype == ATTN_BF16)
+        dispatch<__nv_bfloat16>(p, q, k, v, o, lse, stream);
+    else
+        dispatch<float>(p, q, k, v, o, lse, stream);
+    return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
+}
+
+/* Before anything is launched: the main kernel's shared memory fits this device. */
+template <int kD, int kBr> static attn_status bwd_prepare()
+{
+    constexpr int smem = bwd_smem_bytes<kD, kBr>();
+    /* Opt in to > 48 KB of dynamic shared memory, once per device (a few microseconds of host
+     * time that would otherwise sit between the pre-pass and this kernel on every call). */
+    static unsigned long long opted_in;   /* bit per device */
+    int dev = 0, optin = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess)
+        return ATTN_ERR_CUDA;
+    if (dev >= 64 || !(opted_in >> dev & 1)) {
+        if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
+            cudaSuccess)
+            return ATTN_ERR_CUDA;
+        if (optin < smem)   /* sm_86/89 (99 KB): the tiles do not fit */
+            return ATTN_ERR_UNSUPPORTED;
+        if (cudaFuncSetAttribute(bwd_main<kD, kBr>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 smem) != cudaSuccess)
+            return ATTN_ERR_CUDA;
+        if (dev < 64)
+            opted_in |= 1ull << dev;
+    }
+    return ATTN_OK;
+}
+
+template <int kD, int kBr>
+static void bwd_launch(const attn_problem *p, const void *q, const void *k, const void *v,
+                       const void *d_o, const float *lse, float *Di, float *dq_acc, void *dk,
+                       void *dv, cudaStream_t stream)
+{
+    constexpr int smem = bwd_smem_bytes<kD, kBr>();
+    const dim3 grid((p->seq_k + bwd_Bc - 1) / bwd_Bc, p->batch * p->heads);
+    bwd_main<kD, kBr><<<grid, bwd_threads, smem, stream>>>(
+        (const __nv_bfloat16 *)q, (const __nv_bfloat16 *)k, (const __nv_bfloat16 *)v,
+        (const __nv_bfloat16 *)d_o, lse, Di, dq_acc, (__nv_bfloat16 *)dk, (__nv_bfloat16 *)dv,
+        p->seq_q, p->seq_k, p->scale, p->causal);
+}
+
+static attn_status backward(const attn_problem *p, const void *q, const void *k, const void *v,
+                            const void *o, const float *lse, const void *d_o, void *dq, void *dk,
+                            void *dv, void *workspace, cudaStream_t stream)
+{
+    attn_status s = step_check_backward(supports, p, q, k, v, o, lse, d_o, dq, dk, dv);
+    if (s != ATTN_OK)
+        return s;
+    if (!workspace)
+        return ATTN_ERR_INVALID;
+    /* the tiles move 16 bytes (8 bf16) per access */
+    if (((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)o | (uintptr_t)d_o |
+         (uintptr_t)dq | (uintptr_t)dk | (uintptr_t)dv) & 15)
+        return ATTN_ERR_UNSUPPORTED;
+    if (step_device_cc() < 80)
+        return ATTN_ERR_UNSUPPORTED;
+    /* D = 64: Br x Bc = 128 x 128; D = 128: 64 x 128 (see the header) */
+    s = p->head_dim == 64 ? bwd_prepare<64, 128>() : bwd_prepare<128, 64>();
+    if (s != ATTN_OK)
+        return s;
+    const size_t rows = (size_t)p->batch * p->heads * p->seq_q;
+    const int D = p->head_dim;
+    float *dq_acc = (float *)workspace;
+    float *Di = (float *)((char *)workspace + bwd_align256(rows * D * 4));
+
+    /* 1. Di = rowsum(dO o O); dq_acc = 0 */
+    const unsigned warps = bwd_threads / 32;
+    bwd_preprocess<<<(unsigned)((rows + warps - 1) / warps), bwd_threads, 0, stream>>>(
+        (const __nv_bfloat16 *)d_o, (const __nv_bfloat16 *)o, Di, dq_acc, rows, D);
+    if (cudaGetLastError() != cudaSuccess)
+        return ATTN_ERR_CUDA;
+    /* 2. dK, dV, and dS K into dq_acc */
+    if (D == 64)
+        bwd_launch<64, 128>(p, q, k, v, d_o, lse, Di, dq_acc, dk, dv, stream);
+    else
+        bwd_launch<128, 64>(p, q, k, v, d_o, lse, Di, dq_acc, dk, dv, stream);
+    if (cudaGetLastError() != cudaSuccess)
+        return ATTN_ERR_CUDA;
+    /* 3. dQ = scale dq_acc, to bf16 */
+    const size_t n4 = rows * D / 4;
+    const size_t blocks = (n4 + bwd_threads - 1) / bwd_threads;
+    bwd_convert_dq<<<(unsigned)(blocks < (1u << 20) ? blocks : (1u << 20)), bwd_threads, 0,
+                     stream>>>(dq_acc, (__nv_bfloat16 *)dq, n4, p->scale);
+    return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
+}
+
+extern "C" const attn_step attn_step_info = {
+    "06_backward",
+    "FA2 tiled backward: Di = rowsum(dO o O), dK, dV per key tile in registers, dQ by atomics; no N x N",
+    supports, workspace_bytes, forward, backward, nullptr,
+    80, 0, "needs sm_80 or newer (mma.sync bf16, cp.async)",
+};
