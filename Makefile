@@ -147,12 +147,11 @@ sass: all
 	  PATH=$(CUDA)/bin:$$PATH cuobjdump --dump-sass build/steps/$(STEP_NAME).so; \
 	else echo "make sass: no cuobjdump here (the CUDA toolkit's full install has it); registers above"; fi
 
+# memcheck, racecheck and synccheck on a few small shapes that reach every kind of tile
+# (bench/sanitize.sh says which); the whole grid under racecheck would take hours.
 sanitize: all
 	$(need_step)
-	$(call need_tool,$(CUDA)/bin/compute-sanitizer)
-	$(CUDA)/bin/compute-sanitizer --tool memcheck --error-exitcode 1 build/attn check --step $(STEP)
-	$(CUDA)/bin/compute-sanitizer --tool racecheck --error-exitcode 1 build/attn check --step $(STEP)
-	$(CUDA)/bin/compute-sanitizer --tool synccheck --error-exitcode 1 build/attn check --step $(STEP)
+	bench/sanitize.sh $(STEP)
 
 profile: all
 	$(need_step)

@@ -403,14 +403,15 @@ int case_run(const check_case *c, const attn_step *s, int backward, cudaStream_t
     } else if (!all) {
         r->v = V_XFAIL;
         r->why = bug;
-    } else if (c->mode == INPUT_NORMAL) {
+    } else if (c->mode == INPUT_NORMAL && !c->gpu_reference) {
         /* On plain inputs the padded keys weigh as much as real ones, so a known bug that
          * does not show is a step that was silently changed. */
         r->v = V_FAIL;
         r->why = "expected to fail (a known bug kept on purpose) but passed";
     } else {
-        /* Large or late scores push the leaked zero-score keys to exp(0 - m) ~ 0: the inputs
-         * hide the bug. Reported, not failed. */
+        /* Large or late scores push the leaked zero-score keys to exp(0 - m) ~ 0, and in a long
+         * case a tile of padding among thousands of keys weighs less than the bound: the case
+         * hides the bug. Reported, not failed. */
         r->v = V_XPASS;
         r->why = bug;
     }
