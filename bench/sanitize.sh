@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 cs=${CUDA:-/usr/local/cuda}/bin/compute-sanitizer
 command -v "$cs" >/dev/null || cs=$(command -v compute-sanitizer) ||
     { echo "bench/sanitize.sh: compute-sanitizer is missing (it comes with the full CUDA toolkit)" >&2; exit 2; }
-shapes=("1,2,129,127,64 --causal" "1,1,65,300,128" "1,1,300,65,128 --causal" "1,2,1,1,64" "1,1,257,257,128 --causal")
+shapes=("1,2,129,127,64 --causal" "1,1,65,300,128" "1,1,300,65,128 --causal")
 status=0
 for s in "$@"; do
     s=$(printf '%02d' "$((10#$s))")
