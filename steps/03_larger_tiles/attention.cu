@@ -33,11 +33,12 @@
  * on Hopper (they cannot overlap the softmax with the matmuls, and each warp re-reads K and V
  * from shared memory: 4*Bc*D bytes per 128*Bc*D FLOPs = 1/32 B/FLOP, at ~4096 FLOP/clk that is
  * the SM's 128 B/clk of shared memory). Expect ~250-300 TFLOP/s at D=64 and ~300-345 at D=128
- * (SDPA's FA2 backend on the H200: 299 / 344 at N=4k, docs PERF.md). D=64 is lower: each score
+ * (SDPA's FA2 backend on the H200: 297 / 324 at N=4k in our own runs). D=64 is lower: each score
  * costs one exp against 4*D matmul FLOPs, and here the exp is the accurate expf (step 04).
  *
- * Tiles (FlashAttention-2's production choices): D=64: Br=128, Bc=128, 4 warps; D=128: Br=128,
- * Bc=64, 4 warps; 2 stages. -DTILE_BR=.. -DTILE_BC=.. -DTILE_WARPS=.. -DTILE_STAGES=.. (all four)
+ * Tiles: the best of the tile sweep on the H200 (make tiles; bench/tiles.sh): D=64: Br=128,
+ * Bc=64, 4 warps, 3 stages; D=128: Br=128, Bc=64, 4 warps, 2 stages (FlashAttention-2 ships
+ * 128x128 at D=64, 7% slower here). -DTILE_BR=.. -DTILE_BC=.. -DTILE_WARPS=.. -DTILE_STAGES=.. (all four)
  * replaces both, for tile sweeps; a config that cannot work is not compiled and supports() says
  * why. Q's fragments stay in registers for the whole key loop when they fit (Q_IN_REGS below);
  * at 32 rows per warp they do not (D=128: Q 64 + O 128 + S 64 registers per thread), and Q is
@@ -60,14 +61,16 @@
 
 typedef __nv_bfloat16 bf16;
 
-/* The tiles: one config per head dim, or the sweep's override for both. */
+/* The tiles: one config per head dim, or the sweep's override for both. Shipped: the best of the
+ * H200 tile sweep (bench/results/h200/tiles.csv, N=4096): D=64 128x64, 4 warps, 3 stages (244
+ * TFLOP/s; FA2's 128x128 gave 226), D=128 128x64, 4 warps, 2 stages (293). */
 struct tiles {
     int Br, Bc, warps, stages;
 };
 #if defined(TILE_BR) && defined(TILE_BC) && defined(TILE_WARPS) && defined(TILE_STAGES)
 constexpr tiles tiles_for(int D) { return (void)D, tiles{TILE_BR, TILE_BC, TILE_WARPS, TILE_STAGES}; }
 #else
-constexpr tiles tiles_for(int D) { return D == 64 ? tiles{128, 128, 4, 2} : tiles{128, 64, 4, 2}; }
+constexpr tiles tiles_for(int D) { return D == 64 ? tiles{128, 64, 4, 3} : tiles{128, 64, 4, 2}; }
 #endif
 
 /* Shared memory: Q [Br][D], then STAGES x (K [Bc][D], V [Bc][D]), all bf16. */
