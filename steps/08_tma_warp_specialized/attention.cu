@@ -21,6 +21,14 @@ template <> struct Tiles<128> {
 constexpr int WG = 128;   /* threads per warpgroup */
 constexpr int STAGES = 2; /* K/V ring depth (FA3: 2): stage j % STAGES holds K_j and V_j */
 
+/* Register reallocation: the block starts with 65536 / 384 -> 168 registers per thread; the
+ * producer warpgroup drops to 24 and the two consumers rise to 240 (24*128 + 2*240*128 = 64512
+ * <= 65536, FA3's D=128 split). -DATTN08_SETMAXNREG=0 leaves everyone at 168 (D=128 spills). */
+#ifndef ATTN08_SETMAXNREG
+#define ATTN08_SETMAXNREG 1
+#endif
+constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+
 /* Shared-memory bytes of one tile of `rows` rows x D bf16: D/64 swizzle atoms side by side, each
  * rows x 128 bytes. */
 template <int D> __host__ __device__ constexpr uint32_t tile_bytes(int rows)
@@ -166,6 +174,8 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
 
     if (wg == NWG) {
         /* ------------------------------------------------------------------ the producer */
+        if constexpr (ATTN08_SETMAXNREG)
+            setmaxnreg_dec<PRODUCER_REGS>();   /* all 4 warps: the instruction is warpgroup-wide */
         if (tid % WG == 0) {   /* one thread issues every copy */
             tma_prefetch_map(&tmQ);
             tma_prefetch_map(&tmK);
@@ -188,6 +198,8 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     }
 
     /* -------------------------------------------------------------------------- consumers */
+    if constexpr (ATTN08_SETMAXNREG)
+        setmaxnreg_inc<CONSUMER_REGS>();   /* waits until the producer's registers are back */
     const int wg_row0 = q0 + 64 * wg;   /* first query row of this warpgroup */
     const int row[2] = {wg_row0 + 16 * warp + g, wg_row0 + 16 * warp + g + 8};   /* rows a = 0, 1 */
     const uint32_t q_wg = sQ + 64 * 128 * wg;   /* this warpgroup's 64 rows in each Q atom */
