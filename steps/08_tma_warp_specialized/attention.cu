@@ -29,6 +29,12 @@ constexpr int STAGES = 2; /* K/V ring depth (FA3: 2): stage j % STAGES holds K_j
 #endif
 constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 
+/* Ping-pong: the consumer warpgroups take turns to issue their GEMMs (named barriers 1 and 2),
+ * so one's softmax runs under the other's GEMMs. -DATTN08_PINGPONG=0 lets them issue freely. */
+#ifndef ATTN08_PINGPONG
+#define ATTN08_PINGPONG 1
+#endif
+
 /* Shared-memory bytes of one tile of `rows` rows x D bf16: D/64 swizzle atoms side by side, each
  * rows x 128 bytes. */
 template <int D> __host__ __device__ constexpr uint32_t tile_bytes(int rows)
@@ -226,14 +232,35 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         if (lane == 0)
             mbar_arrive(empty + 8 * (j % STAGES));
     };
+    /* Ping-pong turns: warpgroup w waits on named barrier 1 + w for its turn (its own 128
+     * threads + the 128 of the one before it, which arrive there when they have issued), issues,
+     * then hands the turn on to w + 1. Every warpgroup issues n_tiles + 1 times (S_0, n_tiles - 1
+     * pairs S_j + P_{j-1} V_{j-1}, the last P V); the last warpgroup's first arrival is the
+     * initial one below and it skips its last, so each barrier sees exactly as many arrivals
+     * as waits and none is left pending at exit. */
+    static_assert(!ATTN08_PINGPONG || NWG == 2, "the turns are written for two warpgroups");
+    auto my_turn = [&]() {
+        if constexpr (ATTN08_PINGPONG)
+            named_bar_sync(1 + wg, 2 * WG);
+    };
+    auto your_turn = [&](bool last) {
+        if constexpr (ATTN08_PINGPONG)
+            if (!(last && wg == NWG - 1))
+                named_bar_arrive(1 + (wg + 1) % NWG, 2 * WG);
+    };
+    if constexpr (ATTN08_PINGPONG)
+        if (wg == NWG - 1)
+            named_bar_arrive(1, 2 * WG);   /* warpgroup 0 goes first */
 
     /* Prologue: S_0 = Q K_0^T; its softmax. */
     mbar_wait(bar_q, 0);
     wait_full(full_k, 0);
 
+    my_turn();
     wgmma_fence();
     issue_qk<D, Bc, Br>(s, q_wg, sK);
     wgmma_commit();
+    your_turn(false);
     wgmma_wait<0>();
     reg_fence(s);
     release(empty_k, 0);
@@ -251,11 +278,13 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
          * while this warpgroup goes on. */
         reg_fence(o);
         reg_fence(p);
+        my_turn();
         wgmma_fence();
         issue_qk<D, Bc, Br>(s, q_wg, sK + (j % STAGES) * KV);
         wgmma_commit();
         issue_pv<D, Bc>(o, p, sV + ((j - 1) % STAGES) * KV);
         wgmma_commit();
+        your_turn(false);
 
         /* S_j done (groups retire in order): K_j's stage goes back to the producer, and the
          * softmax runs while P V is still running. */
@@ -281,9 +310,11 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     wait_full(full_v, n_tiles - 1);
     reg_fence(o);
     reg_fence(p);
+    my_turn();
     wgmma_fence();
     issue_pv<D, Bc>(o, p, sV + ((n_tiles - 1) % STAGES) * KV);
     wgmma_commit();
+    your_turn(true);
     wgmma_wait<0>();
     reg_fence(o);
 
