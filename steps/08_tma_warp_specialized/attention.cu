@@ -1,4 +1,101 @@
-/* Step 08: TMA and warp specialization (sm_90a). (header: see final commit) */
+/* Step 08: TMA and warp specialization (sm_90a), FlashAttention-3's forward structure.
+ *
+ * Step 07 made the products asynchronous (wgmma) but kept everything else in the same 256
+ * threads: each thread issued 16 cp.async per key tile, waited for them, and met the other
+ * warpgroup at a __syncthreads every tile. Step 08 gives each job its own warps:
+ *   - TMA (the tensor memory accelerator) copies a whole tile global -> shared from ONE
+ *     instruction, `cp.async.bulk.tensor.3d`, described by a tensor map built on the host
+ *     (cuTensorMapEncodeTiled, reached through the runtime's driver entry point: no -lcuda).
+ *     The map's 128-byte swizzle writes exactly step 07's smem layout (below), so the wgmma
+ *     descriptors, issue_qk, issue_pv and online_softmax are unchanged.
+ *   - A ring of STAGES = 2 K/V stages synchronised with mbarriers instead of __syncthreads:
+ *     full_k[s], full_v[s] (the producer's arrive.expect_tx + the TMA bytes) and empty_k[s],
+ *     empty_v[s] (one arrival per consumer warp once its wgmma.wait_group says it is done).
+ *   - Warp specialization: warpgroup 2 is the PRODUCER (one thread issues every copy; the other
+ *     127 only hand their registers back and leave), warpgroups 0 and 1 are the CONSUMERS (64
+ *     query rows each, Br = 128, Bc = 128, for D = 64 and 128 as in step 07).
+ *   - Register reallocation (setmaxnreg): 384 threads start at 65536 / 384 -> 168 registers;
+ *     the producer drops to 24, the consumers rise to 240 (24*128 + 240*256 = 64512 <= 65536).
+ *     Without it D=128 spills (step 07's consumer needs ~200) and ptxas serializes the wgmmas.
+ *   - Ping-pong: the two consumers take turns to ISSUE their GEMMs (named barriers 1, 2), so the
+ *     tensor cores run one warpgroup's GEMMs while the other does its softmax.
+ *
+ * Tensor maps (make_map). [B, H, N, D] is seen as the 3-D tensor (D, N, B*H), innermost first,
+ * box = 64 features (128 B: the widest the 128-byte swizzle allows) x Br or Bc rows x 1 head.
+ * Being 3-D, a box at rows past N of a head is OUT OF BOUNDS and zero-filled, instead of reading
+ * the next head (a 2-D map over B*H*N rows would). D = 128 is two boxes per tile, one per atom:
+ *     box a (features 64a .. 64a+63) -> tile + a * rows * 128,   TMA swizzle: 16-byte chunk c of
+ *     row r lands at chunk c ^ (r % 8) (address bits 4-6 ^= bits 7-9: tiles 1024-aligned)
+ * = sw128_offset, step 07's layout: same descriptors (Q, K K-major SBO 1024; V MN-major, LBO =
+ * Bc * 128). The bytes of the whole box, zero-fill included, count towards the expect_tx.
+ * Zero-filled keys give scores of 0, not -inf: the ragged last tile still runs the mask (step
+ * 01's bug otherwise; -DATTN08_NO_RAGGED_MASK=1 re-creates it for the lesson, and `attn check`
+ * must then FAIL on every non-causal problem with Nk % 128 != 0). Zero-filled query rows past Nq
+ * are computed and never stored. O and lse leave by plain stores with the row guard, as in step
+ * 07: O is 1/64 of the bytes the key loop reads at N = 4096, D = 128, and a TMA store would need
+ * an smem staging tile (stmatrix), a proxy fence and a barrier for a gain below 1%.
+ *
+ * mbarrier phases. A barrier completes a phase when its pending arrivals and transaction bytes
+ * both reach 0, then flips its phase bit; try_wait.parity(P) passes once the phase of parity P
+ * is over. The n-th use (n = j / STAGES) of stage s = j % STAGES: consumers wait full with
+ * parity n & 1, the producer waits empty with parity (n & 1) ^ 1 (n = 0 passes at once on a
+ * fresh barrier). Timeline of stage 0 (K side; V is the same, released one wgmma group later):
+ *   producer:  expect_tx(full_k0) TMA K0 ......... wait empty_k0 (parity 0) ... expect_tx TMA K2
+ *   full_k0:   phase 0 [1 arrival + 32 KB pending] -> K0 lands: phase 1 ...... K2 lands: phase 0
+ *   consumers:   wait full_k0 (parity 0) | S_0 = Q K0^T | wait_group | 8 warps arrive empty_k0
+ *   empty_k0:  phase 0 [8 arrivals pending] ------------------------> 8th arrival: phase 1
+ *   consumers (tile 2):                                     wait full_k0 (parity 1) | S_2 ...
+ * A wrong parity either deadlocks (waiting for a phase that never ends) or reads a stage before
+ * its bytes land; /tmp emulation (see the notes) checked the protocol under random schedules.
+ *
+ * Per key tile j >= 1, each consumer warpgroup (step 07's loop, barriers replaced):
+ *     wait full_k[j], full_v[j-1]           K_j and V_{j-1} have landed (TMA, async proxy)
+ *     bar.sync(1 + wg)                      my turn (ping-pong)
+ *     S_j = Q K_j^T, O += P_{j-1} V_{j-1}   two wgmma groups
+ *     bar.arrive(1 + other)                 the other warpgroup's turn
+ *     wgmma.wait_group 1; arrive empty_k[j] S_j is done: K_j's stage goes back to the producer
+ *     softmax(S_j)                          under this warpgroup's P V and the other's GEMMs
+ *     wgmma.wait_group 0; arrive empty_v[j-1]; O *= alpha; P_j = bf16(S_j)
+ * Ping-pong timeline (issue order = tensor-core order, so the turns interleave the GEMMs):
+ *   tensor cores: | WG0 S_j PV_j-1 | WG1 S_j PV_j-1 | WG0 S_j+1 PV_j | WG1 S_j+1 PV_j | ...
+ *   WG0 MUFU/ALU:                  | softmax S_j    |                | softmax S_j+1  |
+ *   WG1 MUFU/ALU: | softmax S_j-1  |                | softmax S_j    |                |
+ * Warpgroup 1 arrives once on barrier 1 before the loop (WG0 goes first) and skips its very last
+ * arrival, so both barriers end balanced. The producer never touches barriers 1, 2 and the
+ * consumers never use __syncthreads after the setup (the producer has left by then).
+ *
+ * Prediction (H200, bf16, B=4, H=8, N=4096; step 07 measured 315 / 413 TFLOP/s at D=64 / 128,
+ * cuDNN 469 / 586). Per key tile per SM: MMA 2 x 2 x 64*128*D*2 FLOP = 2048 clocks at D=128,
+ * 1024 at D=64 (~4096 FLOP/clock); exps 2 x 64 x 128 / 16 per clock = 1024 clocks.
+ *   TMA + producer + mbarriers: the consumers lose 16 cp.async + address math per tile and the
+ *     block-wide barrier; FA3's ablation (D=128) puts warp specialization at +16% (570 -> 661
+ *     without/with): D=128 413 -> ~460-480, D=64 315 -> ~340.
+ *   setmaxnreg: no speed by itself; it is what lets 384 threads hold 240-register consumers
+ *     (without it: 232 B spilled and serialized wgmmas at D=128, a loss of 20-40%).
+ *   ping-pong: FA3 +9-12% (570 -> 620-640). At D=128 a tile is 2048 MMA clocks against 1024 of
+ *     exps per SM, so the softmax fits entirely under the other warpgroup's GEMMs: ~510-540
+ *     (0.87-0.92x cuDNN). At D=64 MMA and exps are equal (1024 each): ping-pong at best keeps
+ *     both busy, ~1024-1300 clocks per tile against ~1536 in step 07: ~370-420 (0.8-0.9x).
+ *   Causal: ~85% of non-causal at 4k (diagonal tiles masked, short blocks at the start).
+ *   Left for later (FA3's remaining gap): Bc = 176 at D=128 and 3 consumer warpgroups with
+ *   192x192 tiles at D=64, the intra-warpgroup overlap of S_{j+1} with softmax(S_j), a persistent
+ *   scheduler, 2-CTA clusters with TMA multicast of K/V.
+ *
+ * Limits: forward only; bf16; D = 64 or 128; scale > 0; any Nq, Nk >= 1; causal top-left with
+ * tile skipping; Q, K, V 16-byte aligned (else the encoder refuses: ATTN_ERR_CUDA). Hopper only
+ * (sm_90a): forward() returns UNSUPPORTED on any other GPU before touching the driver API. One
+ * block of 384 threads per SM; 165 KB (D=128) / 83 KB (D=64) of shared memory.
+ *
+ * Variants (one source): -DATTN08_PINGPONG=0 (no turns), -DATTN08_SETMAXNREG=0 (no register
+ * reallocation; D=128 spills), -DATTN08_NO_RAGGED_MASK=1 (the deliberate bug above).
+ *
+ * Check when editing: `-Xptxas -v` must print no "(C7512)/(C7514) ... wgmma.mma_async
+ * instructions are serialized" line and 0 spill bytes; SASS must show UTMALDG, HGMMA, SYNCS and
+ * USETMAXREG.
+ *
+ * Run:  build/attn run --step 08 --shape 4,8,4096,4096,128     (needs an H100 / H200)
+ *       make diff A=07 B=08
+ */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>   /* CUtensorMap, PFN_cuTensorMapEncodeTiled (header only, no -lcuda) */
@@ -33,6 +130,12 @@ constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
  * so one's softmax runs under the other's GEMMs. -DATTN08_PINGPONG=0 lets them issue freely. */
 #ifndef ATTN08_PINGPONG
 #define ATTN08_PINGPONG 1
+#endif
+
+/* For the lesson only: 1 drops the mask of the ragged last key tile (step 01's bug, here with
+ * TMA's zero fill); the checks must then fail. */
+#ifndef ATTN08_NO_RAGGED_MASK
+#define ATTN08_NO_RAGGED_MASK 0
 #endif
 
 /* Shared-memory bytes of one tile of `rows` rows x D bf16: D/64 swizzle atoms side by side, each
@@ -221,7 +324,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     /* A tile needs the mask iff it is ragged (past Nk) or crosses this warpgroup's diagonal.
      * Never drop the ragged half: TMA fills keys past Nk with zeros, scores of 0, not -inf. */
     auto needs_mask = [&](int k0) {
-        return k0 + Bc > Nk || (causal && k0 + Bc - 1 > wg_row0);
+        return (!ATTN08_NO_RAGGED_MASK && k0 + Bc > Nk) || (causal && k0 + Bc - 1 > wg_row0);
     };
     /* Stage j % STAGES of K (or V) is in use for the (j / STAGES)-th time: its full phase parity.
      * Release: each warp, once its wgmma.wait_group says the reads are done. */
