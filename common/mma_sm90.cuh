@@ -198,4 +198,105 @@ template <> struct wgmma_bf16<128> {
     }
 };
 
+/* ------------------------------------------------------------------------------------------
+ * Step 08's additions: mbarriers, TMA loads, register reallocation, named barriers.
+ *
+ * mbarrier (PTX ISA "Parallel Synchronization and Communication Instructions: mbarrier"): a
+ * 64-bit object in shared memory holding a phase bit, a pending-arrival count and a transaction
+ * (tx) count. A phase completes when both counts reach zero; the barrier then flips its phase
+ * bit and reloads the arrival count from init. try_wait.parity(P) returns true once the phase
+ * whose parity is P has completed, i.e. while the current phase's parity is !P: on a fresh
+ * barrier (phase 0 running) parity 1 counts as "already complete". A user of stage s for the
+ * n-th time (n = 0, 1, ...) therefore waits "full" with parity n & 1 and "empty" with parity
+ * (n & 1) ^ 1: the first empty wait passes at once, the next one waits for phase 0 to end. */
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+/* Makes the mbarrier.init above visible to the other threads and to the async proxy (TMA); a
+ * __syncthreads follows it. */
+__device__ __forceinline__ void mbar_fence_init()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+/* One arrival (release semantics: this thread's earlier accesses happen before the phase ends). */
+__device__ __forceinline__ void mbar_arrive(uint32_t bar)
+{
+    asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar)
+                 : "memory");
+}
+
+/* One arrival that also expects `bytes` more bytes of asynchronous transactions (TMA) before the
+ * phase may complete: the producer calls it once per stage, before the copies it covers. */
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes)
+{
+    asm volatile("{\n.reg .b64 state;\n"
+                 "mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(bar),
+                 "r"(bytes)
+                 : "memory");
+}
+
+/* Spin until the phase of parity `parity` has completed (acquire: what the phase covered, TMA
+ * bytes included, is visible afterwards). try_wait may suspend the thread for a while in hardware
+ * before it returns false, so the loop does not hammer shared memory. */
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
+{
+    uint32_t done;
+    do {
+        asm volatile("{\n.reg .pred p;\n"
+                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+/* TMA: the box at coordinates (c0, c1, c2) of the 3-D tensor described by *map (a
+ * __grid_constant__ kernel parameter; c0 is the innermost, contiguous dimension) -> shared memory
+ * at dst, laid out as the map says (here the 128-byte swizzle, so dst is 1024-byte aligned).
+ * Elements outside the tensor are written as zeros, and the whole box's bytes still count
+ * towards bar's transaction count. One thread issues it; completion is signalled on bar only. */
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const void *map, int c0, int c1, int c2,
+                                            uint32_t bar)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+                 : "memory");
+}
+
+/* Fetch a tensor map (kernel parameter) into the TMA unit's descriptor cache ahead of use. */
+__device__ __forceinline__ void tma_prefetch_map(const void *map)
+{
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+/* Register reallocation (sm_90a): every thread of the WARPGROUP executing it sets its register
+ * budget to n (a multiple of 8 in 24..256). dec hands registers back to the SM's pool; inc
+ * blocks until the pool has them. Takes effect only under a register cap at entry
+ * (__launch_bounds__(threads, 1)); ptxas then allocates the code after it within n. */
+template <int n> __device__ __forceinline__ void setmaxnreg_dec()
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(n));
+}
+template <int n> __device__ __forceinline__ void setmaxnreg_inc()
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(n));
+}
+
+/* Named barriers 1..15 (0 is __syncthreads): bar.sync waits until `threads` threads (a multiple
+ * of 32, counted by warps) have reached barrier id through bar.sync or bar.arrive; bar.arrive
+ * counts itself and goes on. A pair of them hands a turn from one warpgroup to the other. */
+__device__ __forceinline__ void named_bar_sync(int id, int threads)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_bar_arrive(int id, int threads)
+{
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 #endif

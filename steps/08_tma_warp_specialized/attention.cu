@@ -1,0 +1,551 @@
+/* Step 08: TMA and warp specialization (sm_90a), FlashAttention-3's forward structure.
+ *
+ * Step 07 made the products asynchronous (wgmma) but kept everything else in the same 256
+ * threads: each thread issued 16 cp.async per key tile, waited for them, and met the other
+ * warpgroup at a __syncthreads every tile. Step 08 gives each job its own warps:
+ *   - TMA (the tensor memory accelerator) copies a whole tile global -> shared from ONE
+ *     instruction, `cp.async.bulk.tensor.3d`, described by a tensor map built on the host
+ *     (cuTensorMapEncodeTiled, reached through the runtime's driver entry point: no -lcuda).
+ *     The map's 128-byte swizzle writes exactly step 07's smem layout (below), so the wgmma
+ *     descriptors, issue_qk, issue_pv and online_softmax are unchanged.
+ *   - A ring of STAGES = 2 K/V stages synchronised with mbarriers instead of __syncthreads:
+ *     full_k[s], full_v[s] (the producer's arrive.expect_tx + the TMA bytes) and empty_k[s],
+ *     empty_v[s] (one arrival per consumer warp once its wgmma.wait_group says it is done).
+ *   - Warp specialization: warpgroup 2 is the PRODUCER (one thread issues every copy; the other
+ *     127 only hand their registers back and leave), warpgroups 0 and 1 are the CONSUMERS (64
+ *     query rows each, Br = 128, Bc = 128, for D = 64 and 128 as in step 07).
+ *   - Register reallocation (setmaxnreg): 384 threads start at 65536 / 384 -> 168 registers;
+ *     the producer drops to 24, the consumers rise to 240 (24*128 + 240*256 = 64512 <= 65536).
+ *     Without it D=128 spills (step 07's consumer needs ~200) and ptxas serializes the wgmmas.
+ *   - Ping-pong: the two consumers take turns to ISSUE their GEMMs (named barriers 1, 2), so the
+ *     tensor cores run one warpgroup's GEMMs while the other does its softmax.
+ *
+ * Tensor maps (make_map). [B, H, N, D] is seen as the 3-D tensor (D, N, B*H), innermost first,
+ * box = 64 features (128 B: the widest the 128-byte swizzle allows) x Br or Bc rows x 1 head.
+ * Being 3-D, a box at rows past N of a head is OUT OF BOUNDS and zero-filled, instead of reading
+ * the next head (a 2-D map over B*H*N rows would). D = 128 is two boxes per tile, one per atom:
+ *     box a (features 64a .. 64a+63) -> tile + a * rows * 128,   TMA swizzle: 16-byte chunk c of
+ *     row r lands at chunk c ^ (r % 8) (address bits 4-6 ^= bits 7-9: tiles 1024-aligned)
+ * = sw128_offset, step 07's layout: same descriptors (Q, K K-major SBO 1024; V MN-major, LBO =
+ * Bc * 128). The bytes of the whole box, zero-fill included, count towards the expect_tx.
+ * Zero-filled keys give scores of 0, not -inf: the ragged last tile still runs the mask (step
+ * 01's bug otherwise; -DATTN08_NO_RAGGED_MASK=1 re-creates it for the lesson, and `attn check`
+ * must then FAIL on every non-causal problem with Nk % 128 != 0). Zero-filled query rows past Nq
+ * are computed and never stored. O and lse leave by plain stores with the row guard, as in step
+ * 07: O is 1/64 of the bytes the key loop reads at N = 4096, D = 128, and a TMA store would need
+ * an smem staging tile (stmatrix), a proxy fence and a barrier for a gain below 1%.
+ *
+ * mbarrier phases. A barrier completes a phase when its pending arrivals and transaction bytes
+ * both reach 0, then flips its phase bit; try_wait.parity(P) passes once the phase of parity P
+ * is over. The n-th use (n = j / STAGES) of stage s = j % STAGES: consumers wait full with
+ * parity n & 1, the producer waits empty with parity (n & 1) ^ 1 (n = 0 passes at once on a
+ * fresh barrier). Timeline of stage 0 (K side; V is the same, released one wgmma group later):
+ *   producer:  expect_tx(full_k0) TMA K0 ......... wait empty_k0 (parity 0) ... expect_tx TMA K2
+ *   full_k0:   phase 0 [1 arrival + 32 KB pending] -> K0 lands: phase 1 ...... K2 lands: phase 0
+ *   consumers:   wait full_k0 (parity 0) | S_0 = Q K0^T | wait_group | 8 warps arrive empty_k0
+ *   empty_k0:  phase 0 [8 arrivals pending] ------------------------> 8th arrival: phase 1
+ *   consumers (tile 2):                                     wait full_k0 (parity 1) | S_2 ...
+ * A wrong parity either deadlocks (waiting for a phase that never ends) or reads a stage before
+ * its bytes land; /tmp emulation (see the notes) checked the protocol under random schedules.
+ *
+ * Per key tile j >= 1, each consumer warpgroup (step 07's loop, barriers replaced):
+ *     wait full_k[j], full_v[j-1]           K_j and V_{j-1} have landed (TMA, async proxy)
+ *     bar.sync(1 + wg)                      my turn (ping-pong)
+ *     S_j = Q K_j^T, O += P_{j-1} V_{j-1}   two wgmma groups
+ *     bar.arrive(1 + other)                 the other warpgroup's turn
+ *     wgmma.wait_group 1; arrive empty_k[j] S_j is done: K_j's stage goes back to the producer
+ *     softmax(S_j)                          under this warpgroup's P V and the other's GEMMs
+ *     wgmma.wait_group 0; arrive empty_v[j-1]; O *= alpha; P_j = bf16(S_j)
+ * Ping-pong timeline (issue order = tensor-core order, so the turns interleave the GEMMs):
+ *   tensor cores: | WG0 S_j PV_j-1 | WG1 S_j PV_j-1 | WG0 S_j+1 PV_j | WG1 S_j+1 PV_j | ...
+ *   WG0 MUFU/ALU:                  | softmax S_j    |                | softmax S_j+1  |
+ *   WG1 MUFU/ALU: | softmax S_j-1  |                | softmax S_j    |                |
+ * Warpgroup 1 arrives once on barrier 1 before the loop (WG0 goes first) and skips its very last
+ * arrival, so both barriers end balanced. The producer never touches barriers 1, 2 and the
+ * consumers never use __syncthreads after the setup (the producer has left by then).
+ *
+ * Prediction (H200, bf16, B=4, H=8, N=4096; step 07 measured 315 / 413 TFLOP/s at D=64 / 128,
+ * cuDNN 469 / 586). Per key tile per SM: MMA 2 x 2 x 64*128*D*2 FLOP = 2048 clocks at D=128,
+ * 1024 at D=64 (~4096 FLOP/clock); exps 2 x 64 x 128 / 16 per clock = 1024 clocks.
+ *   TMA + producer + mbarriers: the consumers lose 16 cp.async + address math per tile and the
+ *     block-wide barrier; FA3's ablation (D=128) puts warp specialization at +16% (570 -> 661
+ *     without/with): D=128 413 -> ~460-480, D=64 315 -> ~340.
+ *   setmaxnreg: no speed by itself; it is what lets 384 threads hold 240-register consumers
+ *     (without it: 232 B spilled and serialized wgmmas at D=128, a loss of 20-40%).
+ *   ping-pong: FA3 +9-12% (570 -> 620-640). At D=128 a tile is 2048 MMA clocks against 1024 of
+ *     exps per SM, so the softmax fits entirely under the other warpgroup's GEMMs: ~510-540
+ *     (0.87-0.92x cuDNN). At D=64 MMA and exps are equal (1024 each): ping-pong at best keeps
+ *     both busy, ~1024-1300 clocks per tile against ~1536 in step 07: ~370-420 (0.8-0.9x).
+ *   Causal: ~85% of non-causal at 4k (diagonal tiles masked, short blocks at the start).
+ *   Left for later (FA3's remaining gap): Bc = 176 at D=128 and 3 consumer warpgroups with
+ *   192x192 tiles at D=64, the intra-warpgroup overlap of S_{j+1} with softmax(S_j), a persistent
+ *   scheduler, 2-CTA clusters with TMA multicast of K/V.
+ *
+ * Limits: forward only; bf16; D = 64 or 128; scale > 0; any Nq, Nk >= 1; causal top-left with
+ * tile skipping; Q, K, V 16-byte aligned (else the encoder refuses: ATTN_ERR_CUDA). Hopper only
+ * (sm_90a): forward() returns UNSUPPORTED on any other GPU before touching the driver API. One
+ * block of 384 threads per SM; 165 KB (D=128) / 83 KB (D=64) of shared memory.
+ *
+ * Variants (one source): -DATTN08_PINGPONG=0 (no turns), -DATTN08_SETMAXNREG=0 (no register
+ * reallocation; D=128 spills), -DATTN08_NO_RAGGED_MASK=1 (the deliberate bug above).
+ *
+ * Check when editing: `-Xptxas -v` must print no "(C7512)/(C7514) ... wgmma.mma_async
+ * instructions are serialized" line and 0 spill bytes; SASS must show UTMALDG, HGMMA, SYNCS and
+ * USETMAXREG.
+ *
+ * Run:  build/attn run --step 08 --shape 4,8,4096,4096,128     (needs an H100 / H200)
+ *       make diff A=07 B=08
+ */
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>   /* CUtensorMap, PFN_cuTensorMapEncodeTiled (header only, no -lcuda) */
+#include "attention.h"
+#include "mma_sm80.cuh"
+#include "mma_sm90.cuh"
+#include "step.cuh"
+
+typedef __nv_bfloat16 bf16;
+
+/* Tiles per head dim: NWG warpgroups of 64 query rows each (Br = 64 * NWG), Bc keys per tile. */
+template <int D> struct Tiles;
+template <> struct Tiles<64> {
+    static constexpr int NWG = 2, Bc = 128;
+};
+template <> struct Tiles<128> {
+    static constexpr int NWG = 2, Bc = 128;
+};
+
+constexpr int WG = 128;   /* threads per warpgroup */
+constexpr int STAGES = 2; /* K/V ring depth (FA3: 2): stage j % STAGES holds K_j and V_j */
+
+/* Register reallocation: the block starts with 65536 / 384 -> 168 registers per thread; the
+ * producer warpgroup drops to 24 and the two consumers rise to 240 (24*128 + 2*240*128 = 64512
+ * <= 65536, FA3's D=128 split). -DATTN08_SETMAXNREG=0 leaves everyone at 168 (D=128 spills). */
+#ifndef ATTN08_SETMAXNREG
+#define ATTN08_SETMAXNREG 1
+#endif
+constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+
+/* Ping-pong: the consumer warpgroups take turns to issue their GEMMs (named barriers 1 and 2),
+ * so one's softmax runs under the other's GEMMs. -DATTN08_PINGPONG=0 lets them issue freely. */
+#ifndef ATTN08_PINGPONG
+#define ATTN08_PINGPONG 1
+#endif
+
+/* For the lesson only: 1 drops the mask of the ragged last key tile (step 01's bug, here with
+ * TMA's zero fill); the checks must then fail. */
+#ifndef ATTN08_NO_RAGGED_MASK
+#define ATTN08_NO_RAGGED_MASK 0
+#endif
+
+/* Shared-memory bytes of one tile of `rows` rows x D bf16: D/64 swizzle atoms side by side, each
+ * rows x 128 bytes. */
+template <int D> __host__ __device__ constexpr uint32_t tile_bytes(int rows)
+{
+    return (uint32_t)(D / 64) * rows * 128u;
+}
+
+/* rows [row0, row0 + ROWS) of head bh of a [B*H, N, D] tensor -> a swizzled smem tile, by TMA:
+ * D/64 boxes of ROWS rows x 64 features (128 bytes, the widest box the 128-byte swizzle takes),
+ * box a into atom a. The tensor map says N, so rows past N come back as zeros, inside this head.
+ * Completion (ROWS * D * 2 bytes) is signalled on bar; one thread issues. */
+template <int ROWS, int D>
+__device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap *map, int row0, int bh,
+                                          uint32_t bar)
+{
+#pragma unroll
+    for (int a = 0; a < D / 64; a++)
+        tma_load_3d(dst + a * tile_bytes<64>(ROWS), map, 64 * a, row0, bh, bar);
+}
+
+/* s = Q_wg K^T for one key tile: D/16 wgmmas m64n{Bc}k16, both operands K-major in smem. The
+ * k-th slice of 16 features is 32 bytes into atom k / 4 (the hardware applies the swizzle). */
+template <int D, int Bc, int Br>
+__device__ __forceinline__ void issue_qk(float (&s)[Bc / 2], uint32_t q_wg, uint32_t k_tile)
+{
+#pragma unroll
+    for (int k = 0; k < D / 16; k++) {
+        const uint32_t off = (k % 4) * 32;
+        const uint64_t a = wgmma_desc(q_wg + (k / 4) * tile_bytes<64>(Br) + off, 16, 1024);
+        const uint64_t b = wgmma_desc(k_tile + (k / 4) * tile_bytes<64>(Bc) + off, 16, 1024);
+        wgmma_bf16<Bc>::ss(s, a, b, k > 0);
+    }
+}
+
+/* o += P V for one key tile: Bc/16 wgmmas m64n{D}k16, P from registers, V [keys, D] in smem as
+ * an MN-major B (16 keys = 16 rows = 2048 bytes further per slice; LBO = the next 64 features). */
+template <int D, int Bc>
+__device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[Bc / 4],
+                                         uint32_t v_tile)
+{
+#pragma unroll
+    for (int k = 0; k < Bc / 16; k++) {
+        const uint32_t a[4] = {p[4 * k], p[4 * k + 1], p[4 * k + 2], p[4 * k + 3]};
+        const uint64_t b = wgmma_desc(v_tile + k * 16 * 128, tile_bytes<64>(Bc), 1024);
+        wgmma_bf16<D>::rs_mn(o, a, b, 1);
+    }
+}
+
+/* Online softmax of one S tile held as the wgmma accumulator: s[4j + 2a + b] is
+ * S[row[a]][k0 + 8j + 2t + b]. On return s holds p = 2^(s c - m c) in fp32, m and l are updated
+ * and alpha[a] = 2^((m_old - m_new) c) rescales what came before. The four threads of a quad
+ * (same g) share a row: two shuffles finish each max. l stays a per-thread partial sum until the
+ * epilogue (FA2): alpha is the same across the quad, so partial sums rescale correctly. */
+template <int Bc>
+__device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2], float (&l)[2],
+                                               float (&alpha)[2], float c, bool mask, int k0,
+                                               const int (&row)[2], int Nk, int causal, int t)
+{
+    if (mask) {   /* only the ragged last tile and tiles crossing the diagonal get here */
+#pragma unroll
+        for (int j = 0; j < Bc / 8; j++)
+#pragma unroll
+            for (int a = 0; a < 2; a++)
+#pragma unroll
+                for (int b = 0; b < 2; b++) {
+                    const int col = k0 + 8 * j + 2 * t + b;
+                    if (col >= Nk || (causal && col > row[a]))
+                        s[4 * j + 2 * a + b] = -INFINITY;
+                }
+    }
+#pragma unroll
+    for (int a = 0; a < 2; a++) {
+        /* four independent chains, not one of Bc/4: 8 warps per SM hide little latency */
+        float mq[4] = {m[a], m[a], m[a], m[a]};
+#pragma unroll
+        for (int j = 0; j < Bc / 8; j++)
+            mq[j % 4] = fmaxf(mq[j % 4], fmaxf(s[4 * j + 2 * a], s[4 * j + 2 * a + 1]));
+        float mx = fmaxf(fmaxf(mq[0], mq[1]), fmaxf(mq[2], mq[3]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        /* mx is finite (key 0 is in the first tile and every row sees it); the guard keeps a
+         * fully masked row out of -inf - -inf = NaN all the same. */
+        const float mc = (mx == -INFINITY ? 0.f : mx) * c;
+        alpha[a] = ex2_approx(m[a] * c - mc);   /* 0 on the first tile: m = -inf */
+        m[a] = mx;
+        float sq[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int j = 0; j < Bc / 8; j++)
+#pragma unroll
+            for (int b = 0; b < 2; b++) {
+                const float p = ex2_approx(fmaf(s[4 * j + 2 * a + b], c, -mc));
+                s[4 * j + 2 * a + b] = p;
+                sq[j % 4] += p;
+            }
+        l[a] = l[a] * alpha[a] + ((sq[0] + sq[1]) + (sq[2] + sq[3]));
+    }
+}
+
+/* grid: (B*H, ceil(Nq / Br)), the query tile reversed so the heaviest (causal) go first;
+ * block: NWG consumer warpgroups (0 .. NWG-1) + one producer warpgroup (NWG). Q, K, V: tensor
+ * maps over [B*H, N, D] bf16; O: [B, H, Nq, D] bf16; lse: [B, H, Nq] float. */
+template <int D, int NWG, int Bc>
+__global__ void __launch_bounds__((NWG + 1) * WG, 1)
+attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+              const __grid_constant__ CUtensorMap tmV, bf16 *__restrict__ O,
+              float *__restrict__ lse, int Nq, int Nk, float c, float scale, int causal)
+{
+    constexpr int Br = 64 * NWG;
+    extern __shared__ uint8_t smem_raw[];
+    /* Swizzle atoms must sit on 1024-byte lines: round the base up (the launch adds 1 KB). */
+    const uint32_t sQ = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    /* stage i of K at sK + i * KV, of V at sV + i * KV (no array: a run-time index would put it
+     * in local memory) */
+    constexpr uint32_t KV = tile_bytes<D>(Bc);
+    const uint32_t sK = sQ + tile_bytes<D>(Br), sV = sK + STAGES * KV;
+    /* mbarriers, 8 bytes each, after the tiles: Q full; per stage K full, V full (TMA landed),
+     * K empty, V empty (every consumer warp is done reading it) */
+    const uint32_t bar_q = sV + STAGES * KV, full_k = bar_q + 8, full_v = full_k + 8 * STAGES,
+                   empty_k = full_v + 8 * STAGES, empty_v = empty_k + 8 * STAGES;
+
+    const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
+    const int g = lane / 4, t = lane % 4;
+    const int bh = blockIdx.x;
+    const int q0 = (gridDim.y - 1 - blockIdx.y) * Br;
+    O += (size_t)bh * Nq * D;
+    lse += (size_t)bh * Nq;
+
+    /* Causal: the block's last visible key is q0 + Br - 1; tiles past it are skipped. */
+    const int kv_end = causal ? min(Nk, q0 + Br) : Nk;
+    const int n_tiles = (kv_end + Bc - 1) / Bc;
+
+    if (tid == 0) {
+        mbar_init(bar_q, 1);   /* full: the producer's arrive.expect_tx + the bytes */
+        for (int i = 0; i < STAGES; i++) {
+            mbar_init(full_k + 8 * i, 1);
+            mbar_init(full_v + 8 * i, 1);
+            mbar_init(empty_k + 8 * i, NWG * 4);   /* empty: one arrival per consumer warp */
+            mbar_init(empty_v + 8 * i, NWG * 4);
+        }
+        mbar_fence_init();
+    }
+    __syncthreads();   /* the last block-wide barrier: from here on, mbarriers only */
+
+    if (wg == NWG) {
+        /* ------------------------------------------------------------------ the producer */
+        if constexpr (ATTN08_SETMAXNREG)
+            setmaxnreg_dec<PRODUCER_REGS>();   /* all 4 warps: the instruction is warpgroup-wide */
+        if (tid % WG == 0) {   /* one thread issues every copy */
+            tma_prefetch_map(&tmQ);
+            tma_prefetch_map(&tmK);
+            tma_prefetch_map(&tmV);
+            mbar_arrive_expect_tx(bar_q, tile_bytes<D>(Br));
+            load_tile<Br, D>(sQ, &tmQ, q0, bh, bar_q);
+            for (int j = 0; j < n_tiles; j++) {
+                /* the n-th use of stage s waits for the consumers' (n-1)-th release */
+                const int s = j % STAGES;
+                const uint32_t empty_parity = ((j / STAGES) & 1) ^ 1;
+                mbar_wait(empty_k + 8 * s, empty_parity);
+                mbar_arrive_expect_tx(full_k + 8 * s, KV);
+                load_tile<Bc, D>(sK + s * KV, &tmK, j * Bc, bh, full_k + 8 * s);
+                mbar_wait(empty_v + 8 * s, empty_parity);
+                mbar_arrive_expect_tx(full_v + 8 * s, KV);
+                load_tile<Bc, D>(sV + s * KV, &tmV, j * Bc, bh, full_v + 8 * s);
+            }
+        }
+        return;   /* copies in flight complete on the mbarriers; the block lives on */
+    }
+
+    /* -------------------------------------------------------------------------- consumers */
+    if constexpr (ATTN08_SETMAXNREG)
+        setmaxnreg_inc<CONSUMER_REGS>();   /* waits until the producer's registers are back */
+    const int wg_row0 = q0 + 64 * wg;   /* first query row of this warpgroup */
+    const int row[2] = {wg_row0 + 16 * warp + g, wg_row0 + 16 * warp + g + 8};   /* rows a = 0, 1 */
+    const uint32_t q_wg = sQ + 64 * 128 * wg;   /* this warpgroup's 64 rows in each Q atom */
+
+    float o[D / 2];        /* O accumulator, 64 x D per warpgroup (layout: mma_sm90.cuh) */
+    float s[Bc / 2];       /* S accumulator, then P in fp32 */
+    uint32_t p[Bc / 4];    /* P in bf16: the A operand of P V */
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, alpha[2];
+#pragma unroll
+    for (int i = 0; i < D / 2; i++)
+        o[i] = 0.f;
+
+    /* A tile needs the mask iff it is ragged (past Nk) or crosses this warpgroup's diagonal.
+     * Never drop the ragged half: TMA fills keys past Nk with zeros, scores of 0, not -inf. */
+    auto needs_mask = [&](int k0) {
+        return (!ATTN08_NO_RAGGED_MASK && k0 + Bc > Nk) || (causal && k0 + Bc - 1 > wg_row0);
+    };
+    /* Stage j % STAGES of K (or V) is in use for the (j / STAGES)-th time: its full phase parity.
+     * Release: each warp, once its wgmma.wait_group says the reads are done. */
+    auto wait_full = [&](uint32_t full, int j) {
+        mbar_wait(full + 8 * (j % STAGES), (j / STAGES) & 1);
+    };
+    auto release = [&](uint32_t empty, int j) {
+        if (lane == 0)
+            mbar_arrive(empty + 8 * (j % STAGES));
+    };
+    /* Ping-pong turns: warpgroup w waits on named barrier 1 + w for its turn (its own 128
+     * threads + the 128 of the one before it, which arrive there when they have issued), issues,
+     * then hands the turn on to w + 1. Every warpgroup issues n_tiles + 1 times (S_0, n_tiles - 1
+     * pairs S_j + P_{j-1} V_{j-1}, the last P V); the last warpgroup's first arrival is the
+     * initial one below and it skips its last, so each barrier sees exactly as many arrivals
+     * as waits and none is left pending at exit. */
+    static_assert(!ATTN08_PINGPONG || NWG == 2, "the turns are written for two warpgroups");
+    auto my_turn = [&]() {
+        if constexpr (ATTN08_PINGPONG)
+            named_bar_sync(1 + wg, 2 * WG);
+    };
+    auto your_turn = [&](bool last) {
+        if constexpr (ATTN08_PINGPONG)
+            if (!(last && wg == NWG - 1))
+                named_bar_arrive(1 + (wg + 1) % NWG, 2 * WG);
+    };
+    if constexpr (ATTN08_PINGPONG)
+        if (wg == NWG - 1)
+            named_bar_arrive(1, 2 * WG);   /* warpgroup 0 goes first */
+
+    /* Prologue: S_0 = Q K_0^T; its softmax. */
+    mbar_wait(bar_q, 0);
+    wait_full(full_k, 0);
+
+    my_turn();
+    wgmma_fence();
+    issue_qk<D, Bc, Br>(s, q_wg, sK);
+    wgmma_commit();
+    your_turn(false);
+    wgmma_wait<0>();
+    reg_fence(s);
+    release(empty_k, 0);
+    online_softmax<Bc>(s, m, l, alpha, c, needs_mask(0), 0, row, Nk, causal, t);
+#pragma unroll
+    for (int i = 0; i < Bc / 4; i++)
+        p[i] = pack_bf16(s[2 * i], s[2 * i + 1]);
+
+    for (int j = 1; j < n_tiles; j++) {
+        /* K_j and V_{j-1} have landed (the producer has been ahead since the start). */
+        wait_full(full_k, j);
+        wait_full(full_v, j - 1);
+
+        /* Issue S_j = Q K_j^T, then O += P_{j-1} V_{j-1}: two groups, both on the tensor cores
+         * while this warpgroup goes on. */
+        reg_fence(o);
+        reg_fence(p);
+        my_turn();
+        wgmma_fence();
+        issue_qk<D, Bc, Br>(s, q_wg, sK + (j % STAGES) * KV);
+        wgmma_commit();
+        issue_pv<D, Bc>(o, p, sV + ((j - 1) % STAGES) * KV);
+        wgmma_commit();
+        your_turn(false);
+
+        /* S_j done (groups retire in order): K_j's stage goes back to the producer, and the
+         * softmax runs while P V is still running. */
+        wgmma_wait<1>();
+        reg_fence(s);
+        release(empty_k, j);
+        online_softmax<Bc>(s, m, l, alpha, c, needs_mask(j * Bc), j * Bc, row, Nk, causal, t);
+
+        /* P V done: V_{j-1}'s stage goes back; rescale O to the new max and hand P_j over. */
+        wgmma_wait<0>();
+        reg_fence(o);
+        reg_fence(p);
+        release(empty_v, j - 1);
+#pragma unroll
+        for (int i = 0; i < D / 2; i++)
+            o[i] *= alpha[(i / 2) % 2];
+#pragma unroll
+        for (int i = 0; i < Bc / 4; i++)
+            p[i] = pack_bf16(s[2 * i], s[2 * i + 1]);
+    }
+
+    /* The last P V. */
+    wait_full(full_v, n_tiles - 1);
+    reg_fence(o);
+    reg_fence(p);
+    my_turn();
+    wgmma_fence();
+    issue_pv<D, Bc>(o, p, sV + ((n_tiles - 1) % STAGES) * KV);
+    wgmma_commit();
+    your_turn(true);
+    wgmma_wait<0>();
+    reg_fence(o);
+
+    /* Epilogue: finish the row sums across the quad, O = acc / l, lse = m * scale + ln l.
+     * Plain stores, as in step 07: O is written once per block (1/64 of the bytes the key loop
+     * reads at N = 4096, D = 128), so a TMA store would save little and cost an smem staging
+     * tile and another fence; the row guard is what keeps rows past Nq out. */
+#pragma unroll
+    for (int a = 0; a < 2; a++) {
+        l[a] += __shfl_xor_sync(0xffffffffu, l[a], 1);
+        l[a] += __shfl_xor_sync(0xffffffffu, l[a], 2);
+        if (row[a] >= Nq)
+            continue;   /* rows past Nq were computed from zero queries; never stored */
+        const float inv = 1.f / l[a];
+        bf16 *out = O + (size_t)row[a] * D + 2 * t;
+#pragma unroll
+        for (int j = 0; j < D / 8; j++)
+            *reinterpret_cast<uint32_t *>(out + 8 * j) =
+                pack_bf16(o[4 * j + 2 * a] * inv, o[4 * j + 2 * a + 1] * inv);
+        if (t == 0)
+            lse[row[a]] = m[a] * scale + logf(l[a]);
+    }
+}
+
+/* ------------------------------------------------------------------------ launch wrapper */
+
+static attn_status supports(const attn_problem *p, int backward, const char **why)
+{
+    attn_status s = attn_problem_valid(p, why);
+    if (s != ATTN_OK)
+        return s;
+    if (backward) {
+        *why = "forward only (the backward is step 06)";
+        return ATTN_ERR_UNSUPPORTED;
+    }
+    if (p->dtype != ATTN_BF16) {
+        *why = "bf16 only (wgmma takes 16-bit operands; fp32 stops at step 02)";
+        return ATTN_ERR_UNSUPPORTED;
+    }
+    if (p->head_dim != 64 && p->head_dim != 128) {
+        *why = "head_dim must be 64 or 128 (swizzle atoms of 64 features, tiles sized per D)";
+        return ATTN_ERR_UNSUPPORTED;
+    }
+    if (!(p->scale > 0.f)) {
+        *why = "scale must be > 0 (the running max is taken on raw scores, as in FA2)";
+        return ATTN_ERR_UNSUPPORTED;
+    }
+    const int Br = 64 * (p->head_dim == 64 ? Tiles<64>::NWG : Tiles<128>::NWG);
+    if ((size_t)p->batch * p->heads > 2147483647u || (p->seq_q + Br - 1) / Br > 65535) {
+        *why = "B*H above 2^31-1 or Nq above 65535 query tiles (grid limits)";
+        return ATTN_ERR_UNSUPPORTED;
+    }
+    *why = NULL;
+    return ATTN_OK;
+}
+
+static size_t workspace_bytes(const attn_problem *p, int backward)
+{
+    (void)p;
+    (void)backward;
+    return 0;
+}
+
+/* The tensor map of one of Q, K, V: the [B, H, N, D] tensor seen as 3-D (D, N, B*H), innermost
+ * first, so that a box never crosses from one head into the next: rows past N of a head are
+ * out of bounds and come back as zeros (a 2-D map over B*H*N rows would hand the next head's
+ * first rows instead). Box: 64 features (128 bytes) x `rows` rows x 1 head, 128-byte swizzle,
+ * which is step 07's smem layout, atom by atom. */
+static attn_status make_map(PFN_cuTensorMapEncodeTiled_v12000 encode, CUtensorMap *map,
+                            const void *ptr, int bh, int n, int d, int rows)
+{
+    const cuuint64_t dim[3] = {(cuuint64_t)d, (cuuint64_t)n, (cuuint64_t)bh};
+    const cuuint64_t stride[2] = {(cuuint64_t)d * 2, (cuuint64_t)n * d * 2};   /* bytes, dims 1, 2 */
+    const cuuint32_t box[3] = {64, (cuuint32_t)rows, 1};
+    const cuuint32_t elem_stride[3] = {1, 1, 1};
+    const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void *>(ptr),
+                              dim, stride, box, elem_stride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? ATTN_OK : ATTN_ERR_CUDA;
+}
+
+template <int D>
+static attn_status launch(const attn_problem *p, const void *q, const void *k, const void *v,
+                          void *o, float *lse, cudaStream_t stream)
+{
+    constexpr int NWG = Tiles<D>::NWG, Bc = Tiles<D>::Bc, Br = 64 * NWG;
+    /* The driver's encoder, reached through the runtime (no -lcuda); looked up once. */
+    static const auto encode =
+        (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn("cuTensorMapEncodeTiled", 12000);
+    if (!encode)
+        return ATTN_ERR_CUDA;
+    const int bh = p->batch * p->heads;
+    CUtensorMap tmQ, tmK, tmV;
+    if (make_map(encode, &tmQ, q, bh, p->seq_q, D, Br) != ATTN_OK ||
+        make_map(encode, &tmK, k, bh, p->seq_k, D, Bc) != ATTN_OK ||
+        make_map(encode, &tmV, v, bh, p->seq_k, D, Bc) != ATTN_OK)
+        return ATTN_ERR_CUDA;
+    /* Q, STAGES K and V stages, the mbarriers, plus 1 KB to align the base to a swizzle line */
+    constexpr size_t smem = tile_bytes<D>(Br) + 2 * STAGES * tile_bytes<D>(Bc) +
+                            8 * (1 + 4 * STAGES) + 1024;
+    auto kernel = attention_fwd<D, NWG, Bc>;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
+        cudaSuccess)
+        return ATTN_ERR_CUDA;
+    dim3 grid(bh, (p->seq_q + Br - 1) / Br);
+    const float c = p->scale * 1.4426950408889634f;   /* scale * log2(e): exp2 in the loop */
+    kernel<<<grid, (NWG + 1) * WG, smem, stream>>>(tmQ, tmK, tmV, (bf16 *)o, lse, p->seq_q,
+                                                   p->seq_k, c, p->scale, p->causal);
+    return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
+}
+
+static attn_status forward(const attn_problem *p, const void *q, const void *k, const void *v,
+                           void *o, float *lse, void *workspace, cudaStream_t stream)
+{
+    (void)workspace;
+    attn_status s = step_check_forward(supports, p, q, k, v, o, lse);
+    if (s != ATTN_OK)
+        return s;
+    if (step_device_cc() != 90)   /* TMA maps, wgmma, setmaxnreg: sm_90a only; never launch */
+        return ATTN_ERR_UNSUPPORTED;   /* elsewhere, and never touch the driver API there */
+    return p->head_dim == 64 ? launch<64>(p, q, k, v, o, lse, stream)
+                             : launch<128>(p, q, k, v, o, lse, stream);
+}
+
+extern "C" const attn_step attn_step_info = {
+    "08_tma_warp_specialized",
+    "TMA loads into an mbarrier ring, a producer warp, two consumer warpgroups ping-ponging",
+    supports, workspace_bytes, forward, nullptr, nullptr, 90, 90,
+    "needs a Hopper GPU (sm_90a): TMA, wgmma, setmaxnreg",
+};
