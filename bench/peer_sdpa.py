@@ -35,7 +35,9 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-SWEEPS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sweeps.txt")
+# $ATTN_SWEEPS_FILE if set, as for `attn bench` (bench/sweeps.c)
+SWEEPS_FILE = os.environ.get("ATTN_SWEEPS_FILE") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "sweeps.txt")
 
 
 def read_sweeps(path=SWEEPS_FILE):
