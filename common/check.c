@@ -77,10 +77,14 @@ void check_set_gpu_reference(const attn_step *step00)
 
 /* Bounds on rel-L2 against the fp64 reference, set from the errors measured on the H200
  * (every step, the whole grid, all three input modes), with a margin over the worst case.
- * Worst measured in bench/results/h200/check-fb7d825.csv and check-06d5df4.csv:
+ * Worst measured in bench/results/h200/check-fb7d825.csv, check-06d5df4.csv and check.csv:
  *            O        lse      dQ       dK       dV
- *   fp32   5.7e-6   2.7e-7   3.5e-5   8.8e-6   7.6e-6   (large and late scores; normal ~1e-6)
+ *   fp32   5.7e-6   2.7e-7   1.3e-4+  1.0e-4+  7.6e-6   (large and late scores; normal ~1e-6)
  *   bf16   2.6e-3   2.4e-7   1.2e-2*  6.0e-3   2.8e-3
+ * (+) step 00's fp32 backward on 1,1,7,13,8 causal with large scores (check.csv at 2350ab1, the
+ * one FAIL of that run against the earlier 1e-4): four earlier full runs had stayed under
+ * 3.5e-5, so the tail is longer than they showed. The fp32 dQ and dK bounds are 3e-4 since, and
+ * fp32 gradients get a per-case floor too (grad_floor below).
  * (*) but 2.6e-2 and once 5.6e-2 on D = 1 with large scores: the bf16 gradients also get the
  * per-case floor of grad_floor() below, and the fixed bound covers the well-conditioned rest.
  * fp32 is fp32 math on exact inputs: its error grows with the size of the scores (an absolute
@@ -98,9 +102,9 @@ double check_bound(attn_dtype t, const char *tensor)
     if (strcmp(tensor, "O") == 0)
         return bf16 ? 1e-2 : 2e-5;
     if (strcmp(tensor, "dQ") == 0)
-        return bf16 ? 2e-2 : 1e-4;
+        return bf16 ? 2e-2 : 3e-4;
     if (strcmp(tensor, "dK") == 0)
-        return bf16 ? 2e-2 : 1e-4;
+        return bf16 ? 2e-2 : 3e-4;
     return bf16 ? 1e-2 : 1e-4;   /* dV */
 }
 
@@ -113,10 +117,14 @@ static double *alloc_d(size_t n)
  * sums terms that cancel (sum_j dS_ij = 0), so on some inputs rounding dS alone costs more than
  * any fixed bound allows: measured up to 5.6e-2 on dQ with D = 1 and large scores, where a
  * row's scores q_i k_j are rank one and its softmax nearly one-hot. The floor is that cost,
- * measured on the case itself: the fp64 backward with P and dS rounded to bf16 and the outputs
- * rounded to bf16, against the exact one, times 2 (FA2's tests use the same "twice the error of
- * a reference in the same precision" rule). A step may be as inexact as its precision forces on
- * these inputs, with a margin, and no more. */
+ * measured on the case itself: the fp64 backward with P and dS rounded to bf16 (S, dP and D held
+ * in fp32) and the outputs rounded to bf16, against the exact one, times 2 (FA2's tests use the
+ * same "twice the error of a reference in the same precision" rule). A step may be as inexact as
+ * its precision forces on these inputs, with a margin, and no more.
+ * fp32 has the same cancellation at a smaller scale: with large scores (|s| ~ 50) an fp32 score
+ * carries an absolute error ~ 50 eps, P a relative one, and the sums of dQ and dK cancel. So fp32
+ * gradients get the same kind of floor, from the backward with every value held and every sum
+ * accumulated in fp32 (on 400 seeds of 1,1,7,13,8 causal large inputs it reaches 1.5e-3 on dQ). */
 static int grad_floor(check_case *c)
 {
     const size_t n[3] = {c->in.n_q, c->in.n_kv, c->in.n_kv};
@@ -125,12 +133,13 @@ static int grad_floor(check_case *c)
     float *f = malloc((n[0] > n[1] ? n[0] : n[1]) * sizeof(float));
     int ok = g[0] && g[1] && g[2] && f;
     if (ok) {
+        const attn_dtype dt = c->p.dtype;
         ref_backward(&c->p, c->in.q, c->in.k, c->in.v, c->bwd_o, c->bwd_lse, c->in.d_o,
-                     ATTN_BF16, g[0], g[1], g[2]);
+                     dt == ATTN_BF16 ? REF_BF16_OPERANDS : REF_FP32_OPERANDS, g[0], g[1], g[2]);
         for (int t = 0; t < 3; t++) {
             for (size_t i = 0; i < n[t]; i++)
                 f[i] = (float)g[t][i];
-            round_to_dtype(f, n[t], ATTN_BF16);
+            round_to_dtype(f, n[t], dt);
             c->grad_floor[t] = 2 * attn_compare(exact[t], f, n[t]).rel_l2;
         }
     }
@@ -252,9 +261,9 @@ int case_prepare(check_case *c, const attn_problem *p, input_mode mode, uint64_t
         round_to_dtype(c->bwd_o, c->in.n_q, p->dtype);
         for (size_t i = 0; i < c->in.n_lse; i++)
             c->bwd_lse[i] = (float)c->lse[i];
-        ref_backward(p, c->in.q, c->in.k, c->in.v, c->bwd_o, c->bwd_lse, c->in.d_o, ATTN_FP32,
+        ref_backward(p, c->in.q, c->in.k, c->in.v, c->bwd_o, c->bwd_lse, c->in.d_o, REF_EXACT,
                      c->dq, c->dk, c->dv);
-        if (p->dtype == ATTN_BF16 && !grad_floor(c))
+        if (!grad_floor(c))
             goto fail;
     }
     return 1;

@@ -64,11 +64,13 @@ void ref_forward_tiled(const attn_problem *p, const float *q, const float *k, co
 /* The backward as a function of exactly what a step's backward receives: q, k, v, the forward's
  * o and lse, and d_o. P = exp(S - lse), dV = P^T dO, dP = dO V^T, D = rowsum(dO * O),
  * dS = P * (dP - D), dQ = scale dS K, dK = scale dS^T Q. With the exact o and lse these are the
- * gradients of sum(dO * O). operands = ATTN_FP32 computes it exactly (in fp64); ATTN_BF16 rounds
- * P and dS to bf16 where they become operands of the next product, as a bf16 tensor-core
- * backward must: the error that costs is the floor any such step can reach. */
+ * gradients of sum(dO * O). REF_EXACT computes it exactly (in fp64). REF_BF16_OPERANDS and
+ * REF_FP32_OPERANDS round S, P, dP, D and dS to that precision where a GPU backward must hold
+ * them (as stored values or as operands of the next product): the error that costs is the floor
+ * any step of that precision can reach on these inputs. */
+typedef enum { REF_EXACT = 0, REF_FP32_OPERANDS, REF_BF16_OPERANDS } ref_precision;
 void ref_backward(const attn_problem *p, const float *q, const float *k, const float *v,
-                  const float *o, const float *lse, const float *d_o, attn_dtype operands,
+                  const float *o, const float *lse, const float *d_o, ref_precision operands,
                   double *dq, double *dk, double *dv);
 
 /* ---------------------------------------------------------------- metrics.c */
@@ -189,8 +191,8 @@ typedef struct {
     double *o, *lse;                  /* forward reference */
     float *bwd_o, *bwd_lse;           /* what the backward receives: o rounded to the dtype, lse */
     double *dq, *dk, *dv;             /* backward reference from those; NULL without backward */
-    double grad_floor[3];             /* dQ, dK, dV: twice the error that bf16 operands alone
-                                         cost on these inputs (0 for fp32); see check.c */
+    double grad_floor[3];             /* dQ, dK, dV: twice the error that operands of the
+                                         dtype's precision alone cost on these inputs; check.c */
     int gpu_reference;                /* 1: a long case, its reference is step 00 in fp32 */
     const char *skip_why;             /* set when the case has no usable reference */
 } check_case;

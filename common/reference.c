@@ -98,14 +98,34 @@ void ref_forward_tiled(const attn_problem *p, const float *q, const float *k, co
     free(s);
 }
 
-/* x rounded to the operand type t (bf16 through float), or x itself. */
-static double operand(double x, attn_dtype t)
+/* x rounded as an operand of the given precision, or x itself. */
+static double operand(double x, ref_precision t)
 {
-    return t == ATTN_BF16 ? (double)attn_bf16_to_f32(attn_f32_to_bf16((float)x)) : x;
+    if (t == REF_BF16_OPERANDS)
+        return (double)attn_bf16_to_f32(attn_f32_to_bf16((float)x));
+    return t == REF_FP32_OPERANDS ? (double)(float)x : x;
+}
+
+/* x as a GPU backward holds it in registers or memory: fp32 in either precision (S, dP and D are
+ * fp32 accumulators even where P and dS become bf16 operands), or x itself when exact. */
+static double held(double x, ref_precision t)
+{
+    return t == REF_EXACT ? x : (double)(float)x;
+}
+
+/* A dot product as a GPU accumulates it: in fp32 (exact in fp64 for REF_EXACT). */
+static double dot_as(const float *a, const float *b, int d, ref_precision t)
+{
+    if (t == REF_EXACT)
+        return dot(a, b, d);
+    float s = 0.f;
+    for (int e = 0; e < d; e++)
+        s = fmaf(a[e], b[e], s);
+    return s;
 }
 
 void ref_backward(const attn_problem *p, const float *q, const float *k, const float *v,
-                  const float *o, const float *lse, const float *d_o, attn_dtype operands,
+                  const float *o, const float *lse, const float *d_o, ref_precision operands,
                   double *dq, double *dk, double *dv)
 {
     const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
@@ -119,17 +139,20 @@ void ref_backward(const attn_problem *p, const float *q, const float *k, const f
             const size_t row = bh * nq + i;
             const float *qi = q + row * d, *oi = o + row * d, *doi = d_o + row * d;
             double *dqi = dq + row * d;
-            const double di = dot(doi, oi, d);   /* D_i = rowsum(dO * O) */
+            const double di = held(dot_as(doi, oi, d, operands), operands);   /* D_i = rowsum(dO * O) */
             for (int e = 0; e < d; e++)
                 dqi[e] = 0.0;
             for (int j = 0; j < visible_keys(p, i); j++) {
                 const float *kj = kh + (size_t)j * d, *vj = vh + (size_t)j * d;
-                const double pij = operand(exp((double)p->scale * dot(qi, kj, d) - lse[row]), operands);
-                const double ds = operand(pij * (dot(doi, vj, d) - di), operands);
+                const double sij = held(p->scale * dot_as(qi, kj, d, operands), operands);
+                const double pij = operand(exp(held(sij - lse[row], operands)), operands);
+                const double ds = operand(pij * (held(dot_as(doi, vj, d, operands), operands) - di), operands);
+                /* the sums that make dV, dQ and dK: fp32 accumulators on a GPU */
                 for (int e = 0; e < d; e++) {
-                    dvh[(size_t)j * d + e] += pij * doi[e];
-                    dqi[e] += p->scale * ds * kj[e];
-                    dkh[(size_t)j * d + e] += p->scale * ds * qi[e];
+                    double *dve = &dvh[(size_t)j * d + e], *dke = &dkh[(size_t)j * d + e];
+                    *dve = held(*dve + pij * doi[e], operands);
+                    dqi[e] = held(dqi[e] + p->scale * ds * kj[e], operands);
+                    *dke = held(*dke + p->scale * ds * qi[e], operands);
                 }
             }
         }

@@ -199,7 +199,7 @@ Test(reference, backward_matches_finite_differences)
                *dv = malloc(in.n_kv * sizeof(double));
         float *of, *lsef;
         forward_as_float(&p, &in, &of, &lsef);
-        ref_backward(&p, in.q, in.k, in.v, of, lsef, in.d_o, ATTN_FP32, dq, dk, dv);
+        ref_backward(&p, in.q, in.k, in.v, of, lsef, in.d_o, REF_EXACT, dq, dk, dv);
         free(of), free(lsef);
         check_grad(&p, &in, in.q, dq, in.n_q, "dQ");
         check_grad(&p, &in, in.k, dk, in.n_kv, "dK");
@@ -223,7 +223,7 @@ Test(reference, backward_with_bf16_operands)
         g[t][0] = malloc(in.n_q * sizeof(double));
         g[t][1] = malloc(in.n_kv * sizeof(double));
         g[t][2] = malloc(in.n_kv * sizeof(double));
-        ref_backward(&p, in.q, in.k, in.v, of, lsef, in.d_o, t ? ATTN_BF16 : ATTN_FP32, g[t][0],
+        ref_backward(&p, in.q, in.k, in.v, of, lsef, in.d_o, t ? REF_BF16_OPERANDS : REF_EXACT, g[t][0],
                      g[t][1], g[t][2]);
     }
     const size_t n[3] = {in.n_q, in.n_kv, in.n_kv};
