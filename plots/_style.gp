@@ -19,11 +19,13 @@ caption = gpu . (strlen(date) ? ", measured " . date : ", date unknown") . (strl
 # rows(file, where, fields): a '< awk' pipe printing, comma-separated, the named FIELDS
 # ("seq_q tflops") of the rows of FILE that pass WHERE ("status=ok pass=fwd causal=0",
 # all must hold; "status=ok|oom" allows either). Columns are found by header name.
-awk_rows = 'NR==1{for(i=1;i<=NF;i++)c[$i]=i; nw=split(w,W," "); nf=split(f,F," "); next} \
+awk_rows = 'FNR==1{for(i=1;i<=NF;i++)c[$i]=i; nw=split(w,W," "); nf=split(f,F," "); next} \
 {for(j=1;j<=nw;j++){split(W[j],kv,"="); if(index("|" kv[2] "|", "|" $c[kv[1]] "|")==0) next} \
  for(j=1;j<=nf;j++) printf "%s%s", $c[F[j]], (j<nf ? "," : "\n")}'
-rows(file, where, fields) = sprintf("< awk -F, -v w='%s' -v f='%s' '%s' '%s'", \
-                                    where, fields, awk_rows, file)
+# FILE may be several files, space-separated (each with its own header): their rows together.
+quoted(list, i) = i > words(list) ? "" : sprintf(" '%s'", word(list, i)) . quoted(list, i + 1)
+rows(file, where, fields) = sprintf("< awk -F, -v w='%s' -v f='%s' '%s'%s", \
+                                    where, fields, awk_rows, quoted(file, 1))
 # distinct(file, where, field): the distinct values of FIELD in those rows, sorted,
 # space-separated: the list to loop over ("for [s in distinct(...)]").
 distinct(file, where, field) = system(sprintf("%s | sort -u | tr '\\n' ' '", rows(file, where, field)[2:]))

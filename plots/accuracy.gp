@@ -13,7 +13,14 @@ load plotdir.'/_style.gp'
 if (exists("check_sha") && strlen(check_sha)) {
     caption = gpu . (strlen(date) ? ", measured " . date : "") . ", commit " . check_sha
 }
-check = results.'/check.csv'
+# check.csv and any later check*.csv beside it (check08.csv: a step checked in a later run), but
+# not the old check-<sha>.csv files kept for the record.
+check = system(sprintf("for f in '%s'/check*.csv; do case ${f##*/} in check-*) ;; *) [ -s \"$f\" ] && printf '%%s ' \"$f\";; esac; done", results))
+do for [f in check] {
+    if (f[strlen(f) - 9:] ne "/check.csv") {
+        caption = caption . sprintf("; %s from %s", distinct(f, '', 'step')[1:strlen(distinct(f, '', 'step')) - 1], f[strstrt(f, "/check") + 1:])
+    }
+}
 measured = 'verdict=PASS|FAIL|XFAIL|XPASS'       # SKIP rows have no numbers
 
 order = distinct(check, '', 'step')                 # every step, so the panels line up
@@ -42,8 +49,8 @@ FNR==1{for(i=1;i<=NF;i++)c[$i]=i; next} \
  y=!finite ? hi : (r+0 < lo ? lo : r+0); \
  cls=beyond ? ((v=="XFAIL"||v=="XPASS") ? 1 : 2) : 0; \
  printf "%.4f,%.6g,%s,%d,%.6g,%d\n", idx[$c["step"]] + off[t] + (rand()-0.5)*0.07, y, t, cls, b, (v=="FAIL")}'
-cases(where) = sprintf("< awk -F, -v order='%s' -v w='%s' -v lo=%.6g -v hi=%.6g '%s' '%s'", \
-                       order, where, ylo * 1.2, yhi / 1.2, acc_awk, check)
+cases(where) = sprintf("< awk -F, -v order='%s' -v w='%s' -v lo=%.6g -v hi=%.6g '%s'%s", \
+                       order, where, ylo * 1.2, yhi / 1.2, acc_awk, quoted(check, 1))
 n_rows(where) = int(system(rows(check, where, 'step')[2:].' | wc -l'))
 tensor_pt(t) = t eq "O" ? 7 : t eq "lse" ? 5 : t eq "dQ" ? 9 : t eq "dK" ? 11 : t eq "dV" ? 13 : 1
 tensor_names = "O lse dQ dK dV"
@@ -56,7 +63,7 @@ class_label(k) = k == 0 ? "within its bound" : k == 1 ? "beyond it, where the st
 nclass = system(sprintf("%s | awk -F, '{n[$4]++} END{print n[0]+0, n[1]+0, n[2]+0}'", cases(measured)[2:]))
 nzero = int(system(rows(check, measured, 'rel_l2')[2:]." | awk -F, '$1 ~ /^[0-9.eE+-]+$/ && $1+0==0' | wc -l"))
 ninf = int(system(rows(check, measured, 'rel_l2')[2:]." | awk -F, '$1 !~ /^[0-9.eE+-]+$/' | wc -l"))
-nfail = n_rows('verdict=FAIL')
+nfail = int(n_rows("verdict=FAIL"))
 
 eval png(1400, 1000)
 set output out.'/accuracy.png'
@@ -101,7 +108,7 @@ do for [p = 1:npanels] {
                                   k, k ? "1.3" : "1.0", class_color(k))
     }
   }
-  if (nfail > 0) { plot_cmd = plot_cmd.", src using 1:($6 ? $2 : NaN) with points pt 6 ps 2.6 lw 2 lc rgb 'black'" }
+  if (nfail > 0) { plot_cmd = plot_cmd.", src using 1:($6 > 0 ? $2 : NaN) with points pt 6 ps 2.6 lw 2 lc rgb 'black'" }
   eval plot_cmd
 }
 

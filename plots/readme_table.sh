@@ -29,9 +29,10 @@ date=$(meta date) sha=$(meta git_sha)
 peers=$results/peers_standard.csv; [ -s "$peers" ] || peers=/dev/null
 
 # The table. Columns are found by header name; the last row of a configuration wins.
-table=$(awk -F, -v n=4096 '
+table_for() {   # table_for fwd|bwd
+  awk -F, -v n=4096 -v pass="$1" '
   FNR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-  $c["status"] != "ok" || $c["pass"] != "fwd" || $c["dtype"] != "bf16" || $c["batch"] != 4 ||
+  $c["status"] != "ok" || $c["pass"] != pass || $c["dtype"] != "bf16" || $c["batch"] != 4 ||
   $c["heads"] != 8 || $c["seq_q"] != n || $c["seq_k"] != n { next }
   {
     s = $c["step"]; k = ($c["head_dim"] == 64 ? 1 : $c["head_dim"] == 128 ? 2 : 0)
@@ -55,17 +56,21 @@ table=$(awk -F, -v n=4096 '
       }
       print line
     }
-  }' "$results/standard.csv" "$peers")
+  }' "$results/standard.csv" "$peers"
+}
+table=$(table_for fwd)
+btable=$(table_for bwd)
 
 where="bench/results/$(basename "$results")/"
 header="Forward TFLOP/s on ${gpu:-an unknown GPU} at N = 4096 (the standard bf16 sweep: batch 4, 8 heads), and each as a % of PyTorch SDPA's FlashAttention-2 backend at the same shape."
+bheader="Backward TFLOP/s (2.5 × the forward's FLOPs) at the same shapes, for the steps that have a backward, as a % of the FlashAttention-2 backend's backward."
 footer="Measured on ${gpu:-an unknown GPU}, ${date:-unknown date}${sha:+, commit $sha} ($where)."
 
 # Splice: the lines up to and including the begin marker, the table, the lines from the end
 # marker on. Marker lines match with trailing blanks or a CR ignored.
 tmp=$(mktemp "${readme}.XXXXXX")
 trap 'rm -f "$tmp" "$tmp.body"' EXIT
-printf '\n%s\n\n%s\n\n%s\n\n' "$header" "$table" "$footer" > "$tmp.body"
+printf '\n%s\n\n%s\n\n%s\n\n%s\n\n%s\n\n' "$header" "$table" "$bheader" "$btable" "$footer" > "$tmp.body"
 if ! awk -v begin="$begin" -v end="$end" -v body="$tmp.body" '
     { l = $0; sub(/[ \t\r]+$/, "", l) }
     l == end   { ne++; if (!nb) bad = 1; skip = 0 }

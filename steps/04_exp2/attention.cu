@@ -8,7 +8,7 @@
  * the unscaled scores, which is why c must be positive (scale > 0; the tests use 1/sqrt(D)).
  * lse goes back to natural log once per row: lse = (m' + log2(l)) * ln(2).
  *
- * The prediction, from instruction counts (docs PERF.md, "Compute budget"). Each score costs
+ * The prediction, from instruction counts (the FlashAttention-3 paper, section 3.1). Each score costs
  * 4*D matmul FLOPs and one exp; the MUFU does 16 exp/clk/SM against ~4096 FLOP/clk/SM of the
  * tensor cores, so the exps alone weigh as much as the matmuls at D=64 and half at D=128, and the
  * FP32 work around them (max, subtract, sum, bf16 packing, rescale) is of the same order;

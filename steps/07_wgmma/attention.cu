@@ -53,7 +53,8 @@
  * without setmaxnreg. Between the two warpgroups the overlap is whatever the scheduler finds
  * inside one tile: a __syncthreads per tile (everyone loads, everyone computes) keeps them in step.
  *
- * Prediction (H200, bf16, N=4096; PERF.md: FA2 299 / 344 TFLOP/s at D=64 / 128, cuDNN 447 / 604).
+ * Prediction (H200, bf16, N=4096; PyTorch SDPA measured before this step was written: FA2 299 / 344
+ * TFLOP/s at D=64 / 128, cuDNN 447 / 604; notes/07 has this repository's own measurements).
  * One block per SM, per key tile: MMA 2 warpgroups x 2 products x 64*128*D*2 FLOP = 8.4 MFLOP at
  * D=128, 2048 clocks at ~4096 dense bf16 FLOP/clock/SM; exps 2 x 64 x 128 = 16384 at 16/clock =
  * 1024 clocks. D=128 is MMA-bound and the exps fit under P V: expect 430-500 TFLOP/s (1.25-1.45x
