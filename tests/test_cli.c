@@ -17,10 +17,31 @@ static int lines(const char *s)
     return n;
 }
 
+/* Drop the lines that name a step whose .so does not load ("attn run: skipping 98_x.so: it does
+ * not load: ..."): a broken step in build/steps is reported by every command, and must not
+ * change what the command says about its own input. */
+static void drop_load_warnings(char *s)
+{
+    char *w = s;
+    for (char *line = s; *line;) {
+        char *nl = strchr(line, '\n');
+        const size_t len = nl ? (size_t)(nl - line + 1) : strlen(line);
+        const int warning = strstr(line, ": it does not load: ") &&
+                            strstr(line, ": it does not load: ") < line + len;
+        if (!warning) {
+            memmove(w, line, len);
+            w += len;
+        }
+        line += len;
+    }
+    *w = 0;
+}
+
 /* attn ARGS exits 2 with exactly one line that starts with PREFIX and contains SAYS. */
 static void rejects(const char *args, const char *prefix, const char *says)
 {
     const int rc = run_attn(args, out, sizeof out);
+    drop_load_warnings(out);
     cr_expect(rc == 2, "attn %s: exit %d, expected 2; said:\n%s", args, rc, out);
     cr_expect(strncmp(out, prefix, strlen(prefix)) == 0, "attn %s: expected the prefix '%s', said:\n%s",
               args, prefix, out);
