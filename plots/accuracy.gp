@@ -13,7 +13,7 @@ load plotdir.'/_style.gp'
 if (exists("check_sha") && strlen(check_sha)) {
     caption = gpu . (strlen(date) ? ", measured " . date : "") . ", commit " . check_sha
 }
-# check.csv and any later check*.csv beside it (check08.csv: a step checked in a later run), but
+# check.csv and any later check*.csv beside it (say check09.csv: a step checked in a later run), but
 # not the old check-<sha>.csv files kept for the record.
 check = system(sprintf("for f in '%s'/check*.csv; do case ${f##*/} in check-*) ;; *) [ -s \"$f\" ] && printf '%%s ' \"$f\";; esac; done", results))
 do for [f in check] {

@@ -4,7 +4,8 @@
 # Each plots/NAME.gp draws OUT_DIR/NAME.png (plots/_*.gp are shared pieces, not charts).
 # RESULTS_DIR holds standard.csv, peers_standard.csv (the standard bf16 sweep), single_head.csv,
 # peers_single_head.csv (the single-head fp32 shapes), check.csv (plus any check*.csv of a later
-# check, e.g. check08.csv; never the old check-<sha>.csv), tiles.csv (the tile sweep)
+# check, e.g. check09.csv; never the old check-<sha>*.csv kept for the record), tiles.csv (the
+# tile sweep)
 # and meta.txt, all optional: a chart whose inputs are missing is skipped with a line on stderr
 # (tiles.png and causal.png appear once a run has their rows), but a chart the inputs allow that
 # does not come out is an error (exit status 1). The steps are read from the CSVs, never listed
