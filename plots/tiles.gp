@@ -38,7 +38,7 @@ set output out.'/tiles.png'
 set multiplot title "Tile sweep of step 03: forward TFLOP/s per tile shape (Br query rows × Bc keys per tile)\n". \
     "bf16, batch 4, 8 heads, N = 4096, non-causal; darker = faster". \
     (nstages > 1 ? "; best over the pipeline stages tried (s = stages)" : "")."\n". \
-    "\"N spills\": registers ptxas spilled in that configuration; grey: did not run\n".caption font ",14"
+    "\"N B spilled\": bytes of spill stores ptxas reports for that configuration; grey: did not run\n".caption font ",14"
 set palette defined (0 "#f7fbff", 0.5 "#6baed6", 1 "#08306b")
 set cbrange [cmin:tmax]
 unset colorbox
@@ -54,7 +54,7 @@ set style fill solid 1.0 border lc rgb "white"
 here(a, b) = (a == d && b == w)
 ran(a, b) = here(a, b) && strcol(5) ne "-"
 bright(v) = v > cmin + 0.55 * (tmax - cmin)
-cell_text = 'sprintf(nstages > 1 ? "%.0f\ns=%s" : "%.0f", $5, strcol(6)).($9 > 0 ? sprintf("\n%d spills", $9) : "")'
+cell_text = 'sprintf(nstages > 1 ? "%.0f\ns=%s" : "%.0f", $5, strcol(6)).($9 > 0 ? sprintf("\n%d B spilled", $9) : "")'
 
 H = 200 + 340 * nd + foot
 left = 0.02; right = 0.98; top = 1 - 160.0 / H; bottom = (foot + 6.0) / H
