@@ -201,8 +201,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2]
     }
 }
 
-/* grid: (B*H, ceil(Nq / Br)), read as one linear block number, head-major, the query tile
- * reversed so the heaviest (causal) go first;
+/* grid: (B*H, ceil(Nq / Br)), the query tile reversed so the heaviest (causal) go first;
  * block: NWG warpgroups. Q, K, V, O: [B, H, N, D] bf16; lse: [B, H, Nq] float. */
 template <int D, int NWG, int Bc>
 __global__ void __launch_bounds__(NWG * WG, 1)
@@ -221,13 +220,8 @@ attention_fwd(const bf16 *__restrict__ Q, const bf16 *__restrict__ K, const bf16
 
     const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
     const int g = lane / 4, t = lane % 4;
-    /* Block number lin (x fastest, the order blocks start in) takes query tile lin % Tq of head
-     * lin / Tq: the blocks running at once share one head's K and V, which stay in L2 (with the
-     * head on x, 132 blocks spanned 32 heads: 28% of DRAM bandwidth at N=4096, notes/08). Within
-     * a head the last (heaviest causal) query tile goes first. */
-    const size_t lin = blockIdx.x + (size_t)blockIdx.y * gridDim.x, Tq = gridDim.y;
-    const size_t bh = (size_t)(lin / Tq);
-    const int q0 = (int)(Tq - 1 - lin % Tq) * Br;
+    const size_t bh = blockIdx.x;
+    const int q0 = (gridDim.y - 1 - blockIdx.y) * Br;
     Q += bh * Nq * D;
     K += bh * Nk * D;
     V += bh * Nk * D;
