@@ -227,24 +227,6 @@ int case_prepare(check_case *c, const attn_problem *p, input_mode mode, uint64_t
     c->lse = alloc_d(c->in.n_lse);
     if (!c->o || !c->lse)
         goto fail;
-    if (is_long(p)) {
-        c->gpu_reference = 1;
-        if (with_backward) {
-            c->bwd_o = malloc(c->in.n_q * sizeof(float));
-            c->bwd_lse = malloc(c->in.n_lse * sizeof(float));
-            c->dq = alloc_d(c->in.n_q);
-            c->dk = alloc_d(c->in.n_kv);
-            c->dv = alloc_d(c->in.n_kv);
-            if (!c->bwd_o || !c->bwd_lse || !c->dq || !c->dk || !c->dv)
-                goto fail;
-        }
-        if (!prepare_on_gpu(c, with_backward)) {
-            case_free(c);
-            return 0;
-        }
-        return 1;
-    }
-    ref_forward(p, c->in.q, c->in.k, c->in.v, c->o, c->lse);
     if (with_backward) {
         /* The backward is checked as a function of exactly what it receives: the reference O
          * rounded to the dtype and the reference lse in float, so its check does not inherit
@@ -256,6 +238,17 @@ int case_prepare(check_case *c, const attn_problem *p, input_mode mode, uint64_t
         c->dv = alloc_d(c->in.n_kv);
         if (!c->bwd_o || !c->bwd_lse || !c->dq || !c->dk || !c->dv)
             goto fail;
+    }
+    if (is_long(p)) {
+        c->gpu_reference = 1;
+        if (!prepare_on_gpu(c, with_backward)) {
+            case_free(c);
+            return 0;
+        }
+        return 1;
+    }
+    ref_forward(p, c->in.q, c->in.k, c->in.v, c->o, c->lse);
+    if (with_backward) {
         for (size_t i = 0; i < c->in.n_q; i++)
             c->bwd_o[i] = (float)c->o[i];
         round_to_dtype(c->bwd_o, c->in.n_q, p->dtype);
@@ -368,7 +361,8 @@ int case_run(const check_case *c, const attn_step *s, int backward, cudaStream_t
     if (!backward) {
         /* outputs and workspace are NaN: an unwritten element, or a workspace read before it
          * is written (say an accumulator never zeroed), cannot pass */
-        ok = dev_poison(o, nq * e) && dev_poison(lse, nl * 4) && (!ws_bytes || dev_poison(ws, ws_bytes));
+        ok = dev_poison(o, nq * e) && dev_poison(lse, nl * 4) &&
+             (!ws_bytes || dev_poison(ws, ws_bytes));
         if (!ok)
             goto done;
         st = s->forward(p, q, k, v, o, lse, ws, stream);

@@ -139,14 +139,16 @@ void ref_backward(const attn_problem *p, const float *q, const float *k, const f
             const size_t row = bh * nq + i;
             const float *qi = q + row * d, *oi = o + row * d, *doi = d_o + row * d;
             double *dqi = dq + row * d;
-            const double di = held(dot_as(doi, oi, d, operands), operands);   /* D_i = rowsum(dO * O) */
+            /* D_i = rowsum(dO * O) */
+            const double di = held(dot_as(doi, oi, d, operands), operands);
             for (int e = 0; e < d; e++)
                 dqi[e] = 0.0;
             for (int j = 0; j < visible_keys(p, i); j++) {
                 const float *kj = kh + (size_t)j * d, *vj = vh + (size_t)j * d;
                 const double sij = held(p->scale * dot_as(qi, kj, d, operands), operands);
                 const double pij = operand(exp(held(sij - lse[row], operands)), operands);
-                const double ds = operand(pij * (held(dot_as(doi, vj, d, operands), operands) - di), operands);
+                const double dpij = held(dot_as(doi, vj, d, operands), operands);
+                const double ds = operand(pij * (dpij - di), operands);
                 /* the sums that make dV, dQ and dK: fp32 accumulators on a GPU */
                 for (int e = 0; e < d; e++) {
                     double *dve = &dvh[(size_t)j * d + e], *dke = &dkh[(size_t)j * d + e];
