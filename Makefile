@@ -97,11 +97,11 @@ deps:
 	  else echo "missing Debian packages; run: sudo apt-get install -y$$missing"; exit 1; fi; \
 	fi
 
-# Every tests/test_NAME.c is a Criterion binary build/tests/NAME; the GPU tests run verbosely so
+# Every tests/test_NAME.c is a Criterion binary build/tests/NAME; the GPU tests run first, verbosely, so
 # that, without a GPU, each one says why it skipped. The Python front door's tests run where
 # PyTorch is installed, and say that they skipped elsewhere.
 test: deps all tests
-	@set -e; for t in $(TESTS); do echo "== $$t"; \
+	@set -e; for t in $(filter build/tests/gpu,$(TESTS)) $(filter-out build/tests/gpu,$(TESTS)); do echo "== $$t"; \
 	  if [ "$$t" = build/tests/gpu ]; then $$t --verbose; else $$t; fi; done
 	@echo "== tests/throwaway_steps.sh"; tests/throwaway_steps.sh
 	@if python3 -c "import torch" 2>/dev/null; then \
