@@ -13,7 +13,7 @@
  *     empty_v[s] (one arrival per consumer warp once its wgmma.wait_group says it is done).
  *   - Warp specialization: warpgroup 2 is the PRODUCER (one thread issues every copy; the other
  *     127 only hand their registers back and leave), warpgroups 0 and 1 are the CONSUMERS (64
- *     query rows each, Br = 128, Bc = 128, for D = 64 and 128 as in step 07).
+ *     query rows each, Br = 128; Bc = 128 as in step 07 when causal, 192 when not: below).
  *   - Register reallocation (setmaxnreg): 384 threads start at 65536 / 384 -> 168 registers;
  *     the producer drops to 24, the consumers rise to 240 (24*128 + 240*256 = 64512 <= 65536).
  *     Without it D=128 spills (step 07's consumer needs ~200) and ptxas serializes the wgmmas.
@@ -82,14 +82,20 @@
  *     (0.87-0.92x cuDNN). At D=64 MMA and exps are equal (1024 each): ping-pong at best keeps
  *     both busy, ~1024-1300 clocks per tile against ~1536 in step 07: ~370-420 (0.8-0.9x).
  *   Causal: ~85% of non-causal at 4k (diagonal tiles masked, short blocks at the start).
- *   Left for later (FA3's remaining gap): Bc = 176 at D=128 and 3 consumer warpgroups with
- *   192x192 tiles at D=64, the intra-warpgroup overlap of S_{j+1} with softmax(S_j), a persistent
- *   scheduler, 2-CTA clusters with TMA multicast of K/V.
+ *   Wider key tiles when not causal (FA3 uses Bc = 176 at D=128): the S wgmma reads the 64-row
+ *   Q slice (2 KB per k16) for every n-column block it computes, so a wider n reads fewer bytes
+ *   per FLOP (Bc 128 -> 192: 6 KB -> 8 KB per 1.5x the FLOPs, -11%), and the per-tile
+ *   bookkeeping (barriers, O rescale) is spread over more keys. Measured (H200, N=4096 / 16384,
+ *   notes/08): Bc = 160, 176, 192 all beat 128 at D=128 (+0.5-1.5% / +1.5-2.6%); 192 is best at
+ *   16384 for both D and is shipped. Causal keeps 128 = Br: the diagonal tiles stay square.
+ *   Left for later (FA3's remaining gap): 3 consumer warpgroups with 192x192 tiles at D=64, a
+ *   persistent scheduler, 2-CTA clusters with TMA multicast of K/V.
  *
  * Limits: forward only; bf16; D = 64 or 128; scale > 0; any Nq, Nk >= 1; causal top-left with
  * tile skipping; Q, K, V 16-byte aligned (else the encoder refuses: ATTN_ERR_CUDA). Hopper only
  * (sm_90a): forward() returns UNSUPPORTED on any other GPU before touching the driver API. One
- * block of 384 threads per SM; 165 KB (D=128) / 83 KB (D=64) of shared memory.
+ * block of 384 threads per SM; shared memory 225 KB (D=128) / 113 KB (D=64) with Bc = 192, 165 /
+ * 83 KB with Bc = 128 (causal).
  *
  * Variants (one source): -DATTN08_PINGPONG=0 (no turns), -DATTN08_SETMAXNREG=0 (no register
  * reallocation; D=128 spills), -DATTN08_NO_RAGGED_MASK=1 (the deliberate bug above).
@@ -111,13 +117,21 @@
 
 typedef __nv_bfloat16 bf16;
 
-/* Tiles per head dim: NWG warpgroups of 64 query rows each (Br = 64 * NWG), Bc keys per tile. */
+/* Tiles per head dim: NWG warpgroups of 64 query rows each (Br = 64 * NWG), Bc keys per tile
+ * when causal, Bc_full when not (the header says why; -DATTN08_BC64_FULL=... and
+ * -DATTN08_BC128_FULL=... rebuild the sweep's variants: 128, 160, 176, 192). */
+#ifndef ATTN08_BC64_FULL
+#define ATTN08_BC64_FULL 192
+#endif
+#ifndef ATTN08_BC128_FULL
+#define ATTN08_BC128_FULL 192
+#endif
 template <int D> struct Tiles;
 template <> struct Tiles<64> {
-    static constexpr int NWG = 2, Bc = 128;
+    static constexpr int NWG = 2, Bc = 128, Bc_full = ATTN08_BC64_FULL;
 };
 template <> struct Tiles<128> {
-    static constexpr int NWG = 2, Bc = 128;
+    static constexpr int NWG = 2, Bc = 128, Bc_full = ATTN08_BC128_FULL;
 };
 
 constexpr int WG = 128;   /* threads per warpgroup */
@@ -511,11 +525,11 @@ static attn_status make_map(PFN_cuTensorMapEncodeTiled_v12000 encode, CUtensorMa
     return r == CUDA_SUCCESS ? ATTN_OK : ATTN_ERR_CUDA;
 }
 
-template <int D>
+template <int D, int Bc>
 static attn_status launch(const attn_problem *p, const void *q, const void *k, const void *v,
                           void *o, float *lse, cudaStream_t stream)
 {
-    constexpr int NWG = Tiles<D>::NWG, Bc = Tiles<D>::Bc, Br = 64 * NWG;
+    constexpr int NWG = Tiles<D>::NWG, Br = 64 * NWG;
     /* The driver's encoder, reached through the runtime (no -lcuda); looked up once. */
     static const auto encode =
         (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn("cuTensorMapEncodeTiled", 12000);
@@ -550,8 +564,11 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
         return s;
     if (step_device_cc() != 90)   /* TMA maps, wgmma, setmaxnreg: sm_90a only; never launch */
         return ATTN_ERR_UNSUPPORTED;   /* elsewhere, and never touch the driver API there */
-    return p->head_dim == 64 ? launch<64>(p, q, k, v, o, lse, stream)
-                             : launch<128>(p, q, k, v, o, lse, stream);
+    if (p->head_dim == 64)
+        return p->causal ? launch<64, Tiles<64>::Bc>(p, q, k, v, o, lse, stream)
+                         : launch<64, Tiles<64>::Bc_full>(p, q, k, v, o, lse, stream);
+    return p->causal ? launch<128, Tiles<128>::Bc>(p, q, k, v, o, lse, stream)
+                     : launch<128, Tiles<128>::Bc_full>(p, q, k, v, o, lse, stream);
 }
 
 extern "C" const attn_step attn_step_info = {
