@@ -19,21 +19,24 @@
  *      memory and its dK, dV tile in fp32 registers, and loops over the query tiles of Br rows
  *      (causal: from the first tile holding a row >= k0, the first that sees any of its keys).
  *      Per query tile: Q, dO, lse and Di stream in through cp.async, double-buffered (tile i+1
- *      loads while tile i computes). Warp w owns keys k0+16w .. k0+16w+15 and
- *      computes everything transposed, keys as rows (as FA3 does on sm90):
- *        S^T  = K Q^T        A = K (ldmatrix), B = Q (ldmatrix)
- *        P^T  = exp2(...)    in the C registers; masked -> 0 where the key is >= Nk, the
- *                            query row >= Nq, or the key causally hidden (edge tiles only)
- *        dV  += P^T dO       A = P^T straight from the C registers (the FA2 register trick),
- *                            B = dO (ldmatrix.trans)
- *        dP^T = V dO^T       A = V (ldmatrix), B = dO (ldmatrix)
- *        dS^T = P^T o (dP^T - Di)   in registers
- *        dK  += dS^T Q       A = dS^T from registers, B = Q (ldmatrix.trans)
- *      So P^T and dS^T never touch shared memory for dV and dK. Only dQ = dS K needs dS the
- *      other way round (a reduction over keys, which are spread over the warps): dS^T goes to
- *      shared memory in bf16 once, and the warps, now split over (query rows, features), read it
- *      back with ldmatrix.trans (A) and K with ldmatrix.trans (B), then atomicAdd their fp32
- *      partial dQ into the workspace. dK and dV are written once at the end (dK times scale).
+ *      loads while tile i computes). Queries are the rows, and each product splits over the
+ *      8 warps its own way (FA2's sm80 warp layouts), every operand read with ldmatrix:
+ *        S   = Q K^T         warps 2 (queries) x 4 (keys): Br/2 x 32 each
+ *        P   = exp2(...)     in the C registers; masked -> 0 where the key is >= Nk, the
+ *                            query row >= Nq, or the key causally hidden (edge tiles only);
+ *                            to shared memory in bf16 (sP)
+ *        dP  = dO V^T        warps 2 x 4, as S
+ *        dS  = P o (dP - Di) in the C registers; to shared memory in bf16 (sdS)
+ *        dV += P^T dO        warps 4 (keys) x 2 (features): 32 x D/2 each; A = P^T from sP
+ *        dK += dS^T Q        as dV; A = dS^T from sdS
+ *        dQ += dS K          warps Br/32 (queries) x 256/Br (features): 32 x 32 each; the fp32
+ *                            partial dQ goes to the workspace by atomicAdd
+ *      A warp reads only the rows of A and the columns of B that its own sub-tile needs. The
+ *      price is P and dS through shared memory. The other way, each warp owning 16 keys and
+ *      computing everything transposed (keys as rows, as FA3 does on sm90), feeds P^T and dS^T
+ *      from the C registers straight into dV and dK (the FA2 register trick), but then every
+ *      warp reads all of Q and dO, twice (plain and .trans): more bytes (the prediction below).
+ *      dK and dV are written once at the end (dK times scale).
  *   3. bwd_convert_dq: dQ = scale * accumulator, to bf16.
  * Shared memory: 16-byte chunks of each row XOR-swizzled by (row & 7) (FA2's Swizzle<3,3,3>), so
  * the 8 rows of every ldmatrix matrix land on 8 different bank groups.
@@ -46,22 +49,28 @@
  * deterministic mode), or serialises the adds per query tile with a semaphore.
  *
  * Tiles (FA2's sm80 choices, 8 warps, 1 block per SM): D = 64: Br x Bc = 128 x 128;
- * D = 128: 64 x 128 (128 x 128 would need 256 fp32 accumulator registers of S^T and dP^T on top
- * of the 128 of dK and dV). Shared memory: K, V, 2 x Q, 2 x dO, dS^T, 2 x lse, 2 x Di:
- * 130 KB (D = 64), 145 KB (D = 128). Registers: 252-255 per thread, no spills (ptxas -v).
+ * D = 128: 64 x 128 (128 x 128 would need 128 fp32 registers of S and dP, 64 x 32 each per warp,
+ * on top of the 128 of dK and dV). Shared memory: K, V, 2 x Q, 2 x dO, P, dS, 2 x lse, 2 x Di:
+ * 162 KB (D = 64), 161 KB (D = 128). Registers: 245-255 per thread, no spills (ptxas -v).
  *
  * Prediction, per (key tile, query tile) unit at D = 128, Br = 64: 5 products of 2*64*128*128 =
- * 10.5 MFLOP. ldmatrix traffic: every warp reads all of Q and dO twice (plain and .trans) and, for
- * dQ, half of K: 8 x (4 x 16 + 16) KB + K, V, dS^T ~ 750 KB, 5.9k clocks at 128 B/clock per SM,
- * against ~3.8k clocks of mma.sync at ~2.7k FLOP/clock/SM: shared-memory bound at ~430 TFLOP/s
- * on 132 SMs at 1.83 GHz, before the exps (8k per unit, 0.5k clocks), the atomics (8k fp32 per
- * unit) and the two barriers per unit. D = 64 (Br = 128) moves the same bytes for the same
- * FLOPs, with twice the exps. FA2 class kernels reach ~60% of such a bound: ~230-260 TFLOP/s at
- * N = 4096 (SDPA's FA2 backward: 257 / 280 at D = 64 / 128; the bar is 0.8x: 206 / 224).
+ * 10.5 MFLOP. Shared-memory traffic: per product, 8 warps x (rows of A + columns of B of the
+ * warp's sub-tile) x K-depth x 2 bytes:
+ *   S, dP    8 x (32 + 32) x 128 x 2 = 128 KB each    dV, dK   8 x (32 + 64) x 64 x 2 = 96 KB each
+ *   dQ       8 x (32 + 32) x 128 x 2 = 128 KB         P, dS    stored once: 2 x 64 x 128 x 2 = 32 KB
+ * 576 KB of ldmatrix (144 ldmatrix.x4 of 512 B per warp) + 32 KB of stores = 608 KB, 4.9k clocks
+ * at 128 B/clock per SM, against ~3.8k clocks of mma.sync at ~2.7k FLOP/clock/SM: shared-memory
+ * bound at ~520 TFLOP/s on 132 SMs at 1.83 GHz, before the exps (8k per unit, 0.5k clocks), the
+ * atomics (8k fp32 per unit) and the two barriers per unit. D = 64 (Br = 128): S, dP 8 x (64 +
+ * 32) x 64 x 2 = 96 KB each, dV, dK 8 x (32 + 32) x 128 x 2 = 128 KB each, dQ 128 KB, P and dS
+ * 64 KB: 640 KB, 5.1k clocks, ~495 TFLOP/s, with twice the exps. (Keys as rows, every warp
+ * reading all of Q and dO twice: 752 KB at D = 128, 736 KB at D = 64.) SDPA's FA2 backward, this
+ * layout, reaches 257 / 280 TFLOP/s at D = 64 / 128, N = 4096: 52-54% of the bound; the same
+ * fraction here is ~255-280 TFLOP/s (the bar is 0.8x FA2: 206 / 224).
  *
  * Limits: the backward takes bf16 only (fp32 -> UNSUPPORTED), D in {64, 128}, pointers 16-byte
- * aligned, sm_80+ with >= 130 / 145 KB of shared memory per block (A100, H100/H200; not sm_86/89);
- * B*H <= 65535. The forward is step 05's, unchanged: `make diff A=05 B=06` shows the backward
+ * aligned, sm_80+ with >= 162 / 161 KB of shared memory per block (A100: 163, H100/H200: 227; not
+ * sm_86/89); B*H <= 65535. The forward is step 05's, unchanged: `make diff A=05 B=06` shows the backward
  * being added and nothing else.
  *
  * Run:  build/attn run --step 06 --shape 4,8,4096,4096,128 --dtype bf16 --backward [--causal]
@@ -379,7 +388,7 @@ attention_fwd(const bf16 *__restrict__ Q, const bf16 *__restrict__ K, const bf16
 
 /* ---- the backward (the one idea of step 06) ---- */
 
-constexpr int bwd_Bc = 128;        /* keys per block: 8 warps x 16 */
+constexpr int bwd_Bc = 128;        /* keys per block: 4 warps x 32 in S, dP, dK, dV */
 constexpr int bwd_threads = 256;
 constexpr float bwd_log2e = 1.4426950408889634f;
 
@@ -487,13 +496,30 @@ __device__ __forceinline__ void bwd_load_rows(float *sl, float *sdi, const float
 
 template <int kD, int kBr> constexpr int bwd_smem_bytes()
 {
-    /* sK, sV [Bc][D]; sQ, sdO [2][Br][D]; sdS [Bc][Br] (bf16); sL, sDi [2][Br] (fp32) */
-    return (2 * bwd_Bc * kD + 4 * kBr * kD + bwd_Bc * kBr) * 2 + 4 * kBr * 4;
+    /* sK, sV [Bc][D]; sQ, sdO [2][Br][D]; sP, sdS [Br][Bc] (bf16); sL, sDi [2][Br] (fp32) */
+    return (2 * bwd_Bc * kD + 4 * kBr * kD + 2 * kBr * bwd_Bc) * 2 + 4 * kBr * 4;
 }
 
 /* grid: (ceil(Nk / Bc), B*H); block: 256 threads (8 warps); dynamic shared: bwd_smem_bytes.
  * Q, dO: [B, H, Nq, D]; K, V, dK, dV: [B, H, Nk, D] bf16; lse, Di: [B, H, Nq] fp32;
- * dq_acc: [B, H, Nq, D] fp32, zeroed, receives dS K (unscaled). */
+ * dq_acc: [B, H, Nq, D] fp32, zeroed, receives dS K (unscaled).
+ *
+ * Warp layouts (FA2's Flash_bwd_kernel_traits for sm80: D = 128 <Br 64, Bc 128, AtomLayoutMSdP 2,
+ * AtomLayoutNdKV 4, AtomLayoutMdQ 2>, D = 64 <128, 128, 2, 4, 4>), queries as rows. Each product
+ * is split over the 8 warps its own way, and a warp reads only its sub-tile's rows of A and
+ * columns of B:
+ *   S = Q K^T, dP = dO V^T  [Br x Bc]: warps 2 (queries) x 4 (keys), Br/2 x 32 each.
+ *                           A = Q, dO (plain, rows first); B = K, V [n=key][k] (plain, cols first).
+ *                           P and dS, bf16, to sP and sdS [Br][Bc].
+ *   dV += P^T dO, dK += dS^T Q  [Bc x D]: warps 4 (keys) x 2 (features), 32 x D/2 each, the
+ *                           accumulators that live across the loop. A = P^T, dS^T: sP, sdS are
+ *                           [k=query][m=key] (.trans, cols first); B = dO, Q [k=query][n]
+ *                           (.trans, rows first).
+ *   dQ += dS K  [Br x D]:   warps Br/32 (queries) x 256/Br (features), 32 x 32 each. A = dS
+ *                           [m=query][k=key] (plain, rows first); B = K [k=key][n] (.trans,
+ *                           rows first); fp32 atomics into dq_acc.
+ * Two barriers per query tile: the first (the tile has landed, tile m-1 is done: its Q, dO
+ * buffer may be refilled, sP and sdS rewritten), the second after sP and sdS are written. */
 template <int kD, int kBr>
 __global__ void __launch_bounds__(bwd_threads, 1)
 bwd_main(const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ K,
@@ -503,29 +529,49 @@ bwd_main(const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ 
          float scale, int causal)
 {
     constexpr int Bc = bwd_Bc;
-    constexpr int NQ8 = kBr / 8;    /* n8 tiles of S^T per warp (query columns) */
-    constexpr int ND8 = kD / 8;     /* n8 tiles of dK, dV per warp (features) */
-    constexpr int WM = kBr / 16;    /* dQ: warps along query rows ... */
+    constexpr int SQ = kBr / 2;     /* S, dP: queries per warp ... */
+    constexpr int SK = Bc / 4;      /* ... and keys per warp */
+    constexpr int SM16 = SQ / 16;   /* m16 tiles of S per warp */
+    constexpr int SN8 = SK / 8;     /* n8 tiles of S per warp */
+    constexpr int KW = Bc / 4;      /* dK, dV: keys per warp (2 m16 tiles) ... */
+    constexpr int FW = kD / 2;      /* ... and features per warp */
+    constexpr int ND8 = FW / 8;     /* n8 tiles of dK, dV per warp */
+    constexpr int WM = kBr / 32;    /* dQ: warps along query rows ... */
     constexpr int WN = 8 / WM;      /* ... and along features */
     constexpr int DW = kD / WN;     /* features per warp in dQ */
-    static_assert(WM * WN == 8 && DW % 16 == 0, "dQ warp grid must cover Br x D");
+    static_assert(SQ % 16 == 0 && KW == 32 && FW % 16 == 0, "S, dK, dV warp tiles");
+    static_assert(WM * WN == 8 && DW == 32, "dQ warp grid must cover Br x D, 32 x 32 per warp");
 
     extern __shared__ __align__(128) unsigned char bwd_smem[];
     __nv_bfloat16 *sK = (__nv_bfloat16 *)bwd_smem;   /* [Bc][D]        */
     __nv_bfloat16 *sV = sK + Bc * kD;                 /* [Bc][D]        */
     __nv_bfloat16 *sQ = sV + Bc * kD;                 /* [2][Br][D]     */
     __nv_bfloat16 *sdO = sQ + 2 * kBr * kD;           /* [2][Br][D]     */
-    __nv_bfloat16 *sdS = sdO + 2 * kBr * kD;          /* [Bc][Br]: dS^T */
-    float *sL = (float *)(sdS + Bc * kBr);            /* [2][Br]: lse, 0 past Nq */
+    __nv_bfloat16 *sP = sdO + 2 * kBr * kD;           /* [Br][Bc]       */
+    __nv_bfloat16 *sdS = sP + kBr * Bc;               /* [Br][Bc]       */
+    float *sL = (float *)(sdS + kBr * Bc);            /* [2][Br]: lse, 0 past Nq */
     float *sDi = sL + 2 * kBr;                        /* [2][Br]: Di, 0 past Nq */
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int g = lane >> 2, t = lane & 3;            /* fragment row group, thread in group */
-    const int kw = warp * 16;                          /* this warp's keys, local to the tile */
+    const int sq = (warp / 4) * SQ, sk = (warp % 4) * SK;   /* S, dP: the warp's queries, keys */
+    const int kw = (warp % 4) * KW, fw = (warp / 4) * FW;   /* dK, dV: its keys, features */
+    const int wm = warp % WM, wn = warp / WM;               /* dQ: its 32 rows, 32 features */
     /* the lane's ldmatrix offsets (bytes) in block (0, 0) of a tile: see bwd_at */
     const uint32_t lo_rfD = 2 * bwd_swz<kD>(bwd_lrow_rf(lane), bwd_lcol_rf(lane));
     const uint32_t lo_cfD = 2 * bwd_swz<kD>(bwd_lrow_cf(lane), bwd_lcol_cf(lane));
-    const uint32_t lo_cfR = 2 * bwd_swz<kBr>(bwd_lrow_cf(lane), bwd_lcol_cf(lane));
+    const uint32_t lo_rfC = 2 * bwd_swz<Bc>(bwd_lrow_rf(lane), bwd_lcol_rf(lane));
+    const uint32_t lo_cfC = 2 * bwd_swz<Bc>(bwd_lrow_cf(lane), bwd_lcol_cf(lane));
+    /* ... with the warp's column offset Cw folded in, where it has one: Cw is a multiple of 2^n
+     * and the unrolled offsets C are below 2^n (kw, 32wn: 2^n = 32, C <= 16; fw: 2^n = D/2,
+     * C <= D/2 - 16), so their bits are disjoint and lo ^ 2 (Cw + C) = (lo ^ 2 Cw) ^ 2 C. This,
+     * and st_C below, keep the loop-invariant addresses few: D = 128 has no register to spare. */
+    const uint32_t lo_cfC_kw = lo_cfC ^ (2 * kw), lo_rfD_fw = lo_rfD ^ (2 * fw);
+    const uint32_t lo_rfD_wn = lo_rfD ^ (2 * wn * DW);
+    /* The lane's C fragment element (g, sk + 2t) in sP, sdS. Rows sq + 16i + 8h + g keep
+     * row & 7 = g, and n8 tile j moves the chunk sk / 8 (a multiple of 4) by j < 4: element
+     * offset (sq + 16i + 8h) * Bc + (st_C ^ 8j). */
+    const int st_C = bwd_swz<Bc>(g, sk + 2 * t);
     const size_t bh = blockIdx.y;
     const int k0 = blockIdx.x * Bc;
     Q += bh * Nq * kD;
@@ -552,12 +598,15 @@ bwd_main(const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ 
     }
     cp_async_commit();
 
-    float accK[ND8][4], accV[ND8][4];   /* dK, dV of keys kw..kw+15: C fragments, features 8j.. */
+    /* dK, dV of keys kw + 16i + (g, g+8), features fw + 8j + (2t, 2t+1): C fragments [i][j] */
+    float accK[2][ND8][4], accV[2][ND8][4];
 #pragma unroll
-    for (int j = 0; j < ND8; j++)
+    for (int i = 0; i < 2; i++)
 #pragma unroll
-        for (int e = 0; e < 4; e++)
-            accK[j][e] = accV[j][e] = 0.f;
+        for (int j = 0; j < ND8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                accK[i][j][e] = accV[i][j][e] = 0.f;
 
     for (int m = m_begin; m < m_end; m++) {
         const int buf = (m - m_begin) & 1;
@@ -578,146 +627,187 @@ bwd_main(const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ 
         const float *l_s = sL + buf * kBr;
         const float *di_s = sDi + buf * kBr;
 
-        /* S^T = K Q^T: [16 keys x Br queries] per warp, C fragment j = queries 8j..8j+7.
-         * A = K rows kw.. (plain, rows first); B = Q (plain, cols first: Q is [n][k]). */
-        float s[NQ8][4];
+        /* S = Q K^T: [SQ queries x 32 keys] per warp; C fragment [i][j] = queries sq + 16i
+         * (+ g, g+8), keys sk + 8j (+ 2t, 2t+1). A = Q (plain, rows first); B = K (plain, cols
+         * first: K is [n][k]). */
+        float s[SM16][SN8][4];
 #pragma unroll
-        for (int j = 0; j < NQ8; j++)
-            s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+        for (int i = 0; i < SM16; i++)
+#pragma unroll
+            for (int j = 0; j < SN8; j++)
+                s[i][j][0] = s[i][j][1] = s[i][j][2] = s[i][j][3] = 0.f;
 #pragma unroll
         for (int kk = 0; kk < kD / 16; kk++) {
-            uint32_t a[4];
-            ldmatrix_x4(a, bwd_at<kD>(smem_u32(sK), kw, kk * 16, lo_rfD));
+            uint32_t a[SM16][4];
 #pragma unroll
-            for (int jq = 0; jq < kBr / 16; jq++) {
+            for (int i = 0; i < SM16; i++)
+                ldmatrix_x4(a[i], bwd_at<kD>(smem_u32(q_s), sq + 16 * i, kk * 16, lo_rfD));
+#pragma unroll
+            for (int jk = 0; jk < SK / 16; jk++) {
                 uint32_t b[4];
-                ldmatrix_x4(b, bwd_at<kD>(smem_u32(q_s), jq * 16, kk * 16, lo_cfD));
-                mma_bf16_16816(s[2 * jq], a, b);
-                mma_bf16_16816(s[2 * jq + 1], a, b + 2);
-            }
-        }
-
-        /* P^T = exp2(S scale log2e - lse log2e), masked, packed to bf16 A fragments:
-         * k16 slice kk (queries 16kk..) = C fragments 2kk (a0, a1) and 2kk+1 (a2, a3).
-         * Thread holds S^T[key kw+g (+8 for e >= 2)][query 8j+2t (+1 for odd e)]. Only tiles
-         * that reach past Nk or Nq, or cross the causal diagonal, pay for the mask. */
-        const bool need_mask = k0 + Bc > Nk || q0 + kBr > Nq || (causal && q0 < k0 + Bc - 1);
-        uint32_t pb[kBr / 16][4];
+                ldmatrix_x4(b, bwd_at<kD>(smem_u32(sK), sk + 16 * jk, kk * 16, lo_cfD));
 #pragma unroll
-        for (int j = 0; j < NQ8; j++) {
-            const float2 L = *(const float2 *)(l_s + 8 * j + 2 * t);
-            const float lx = L.x * bwd_log2e, ly = L.y * bwd_log2e;
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                float x = ex2_approx(fmaf(s[j][e], scale_log2, -((e & 1) ? ly : lx)));
-                if (need_mask) {
-                    const int key = k0 + kw + g + (e >> 1) * 8;
-                    const int q = q0 + 8 * j + 2 * t + (e & 1);
-                    /* padded key (K row zero-filled: S = 0, P would be exp(-lse)), padded query
-                     * row (Q zero, lse zero-filled: P would be 1), or causally hidden */
-                    if (key >= Nk || q >= Nq || (causal && key > q))
-                        x = 0.f;
+                for (int i = 0; i < SM16; i++) {
+                    mma_bf16_16816(s[i][2 * jk], a[i], b);
+                    mma_bf16_16816(s[i][2 * jk + 1], a[i], b + 2);
                 }
-                s[j][e] = x;
             }
-            pb[j / 2][(j & 1) * 2] = pack_bf16(s[j][0], s[j][1]);
-            pb[j / 2][(j & 1) * 2 + 1] = pack_bf16(s[j][2], s[j][3]);
         }
 
-        /* dV += P^T dO: [16 keys x D]. A = P^T (registers); B = dO [k=query][n=feature]
-         * (.trans, rows first). */
+        /* P = exp2(S scale log2e - lse log2e), masked, packed to bf16 and stored to sP. The
+         * thread holds rows sq + 16i + g + 8h (h = e / 2), each with one lse. Only tiles that
+         * reach past Nk or Nq, or cross the causal diagonal, pay for the mask. */
+        const bool need_mask = k0 + Bc > Nk || q0 + kBr > Nq || (causal && q0 < k0 + Bc - 1);
+        uint32_t pb[SM16][SN8][2];   /* [i][j][h]: P of row ... + 8h, keys ... + 2t, 2t+1 */
 #pragma unroll
-        for (int kk = 0; kk < kBr / 16; kk++)
+        for (int i = 0; i < SM16; i++)
 #pragma unroll
-            for (int jd = 0; jd < kD / 16; jd++) {
-                uint32_t b[4];
-                ldmatrix_x4_trans(b, bwd_at<kD>(smem_u32(do_s), kk * 16, jd * 16, lo_rfD));
-                mma_bf16_16816(accV[2 * jd], pb[kk], b);
-                mma_bf16_16816(accV[2 * jd + 1], pb[kk], b + 2);
+            for (int h = 0; h < 2; h++) {
+                const int r8 = sq + 16 * i + 8 * h, r = r8 + g, q = q0 + r;
+                const float l2 = l_s[r] * bwd_log2e;
+#pragma unroll
+                for (int j = 0; j < SN8; j++) {
+#pragma unroll
+                    for (int e = 2 * h; e < 2 * h + 2; e++) {
+                        float x = ex2_approx(fmaf(s[i][j][e], scale_log2, -l2));
+                        if (need_mask) {
+                            const int key = k0 + sk + 8 * j + 2 * t + (e & 1);
+                            /* padded key (K row zero-filled: S = 0, P would be exp(-lse)), padded
+                             * query row (Q zero, lse zero-filled: P would be 1), or causally
+                             * hidden */
+                            if (key >= Nk || q >= Nq || (causal && key > q))
+                                x = 0.f;
+                        }
+                        s[i][j][e] = x;
+                    }
+                    pb[i][j][h] = pack_bf16(s[i][j][2 * h], s[i][j][2 * h + 1]);
+                    *(uint32_t *)(sP + r8 * Bc + (st_C ^ 8 * j)) = pb[i][j][h];
+                }
             }
 
-        /* dP^T = V dO^T: as S^T with V for K and dO for Q. Reuses s[][] (P lives on in pb). */
+        /* dP = dO V^T: as S with dO for Q and V for K. Reuses s[][] (P lives on in pb). */
 #pragma unroll
-        for (int j = 0; j < NQ8; j++)
-            s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+        for (int i = 0; i < SM16; i++)
+#pragma unroll
+            for (int j = 0; j < SN8; j++)
+                s[i][j][0] = s[i][j][1] = s[i][j][2] = s[i][j][3] = 0.f;
 #pragma unroll
         for (int kk = 0; kk < kD / 16; kk++) {
-            uint32_t a[4];
-            ldmatrix_x4(a, bwd_at<kD>(smem_u32(sV), kw, kk * 16, lo_rfD));
+            uint32_t a[SM16][4];
 #pragma unroll
-            for (int jq = 0; jq < kBr / 16; jq++) {
+            for (int i = 0; i < SM16; i++)
+                ldmatrix_x4(a[i], bwd_at<kD>(smem_u32(do_s), sq + 16 * i, kk * 16, lo_rfD));
+#pragma unroll
+            for (int jk = 0; jk < SK / 16; jk++) {
                 uint32_t b[4];
-                ldmatrix_x4(b, bwd_at<kD>(smem_u32(do_s), jq * 16, kk * 16, lo_cfD));
-                mma_bf16_16816(s[2 * jq], a, b);
-                mma_bf16_16816(s[2 * jq + 1], a, b + 2);
+                ldmatrix_x4(b, bwd_at<kD>(smem_u32(sV), sk + 16 * jk, kk * 16, lo_cfD));
+#pragma unroll
+                for (int i = 0; i < SM16; i++) {
+                    mma_bf16_16816(s[i][2 * jk], a[i], b);
+                    mma_bf16_16816(s[i][2 * jk + 1], a[i], b + 2);
+                }
             }
         }
 
-        /* dS^T = P^T o (dP^T - Di[query]), from the bf16 P the products used (as the reference
-         * rounds it). Zero wherever P is: padded keys (and dP = 0 there: V rows are zero-filled),
-         * query rows past Nq (P = 0, dO rows zero, Di = 0). Packed as A fragments for dK, and
-         * stored to sdS for dQ. */
-        uint32_t dsb[kBr / 16][4];
+        /* dS = P o (dP - Di[query]), from the bf16 P the products used (as the reference
+         * rounds it), to sdS. Zero wherever P is: padded keys (and dP = 0 there: V rows are
+         * zero-filled), query rows past Nq (P = 0, dO rows zero, Di = 0). */
 #pragma unroll
-        for (int j = 0; j < NQ8; j++) {
-            const float2 Dv = *(const float2 *)(di_s + 8 * j + 2 * t);
-            const uint32_t p01 = pb[j / 2][(j & 1) * 2], p23 = pb[j / 2][(j & 1) * 2 + 1];
-            const uint32_t d01 = pack_bf16(bwd_lo(p01) * (s[j][0] - Dv.x),
-                                           bwd_hi(p01) * (s[j][1] - Dv.y));
-            const uint32_t d23 = pack_bf16(bwd_lo(p23) * (s[j][2] - Dv.x),
-                                           bwd_hi(p23) * (s[j][3] - Dv.y));
-            dsb[j / 2][(j & 1) * 2] = d01;
-            dsb[j / 2][(j & 1) * 2 + 1] = d23;
-            *(uint32_t *)(sdS + bwd_swz<kBr>(kw + g, 8 * j + 2 * t)) = d01;
-            *(uint32_t *)(sdS + bwd_swz<kBr>(kw + g + 8, 8 * j + 2 * t)) = d23;
-        }
-
-        /* dK += dS^T Q: [16 keys x D]. A = dS^T (registers); B = Q [k=query][n=feature]
-         * (.trans, rows first). */
+        for (int i = 0; i < SM16; i++)
 #pragma unroll
-        for (int kk = 0; kk < kBr / 16; kk++)
+            for (int h = 0; h < 2; h++) {
+                const int r8 = sq + 16 * i + 8 * h;
+                const float di = di_s[r8 + g];
 #pragma unroll
-            for (int jd = 0; jd < kD / 16; jd++) {
-                uint32_t b[4];
-                ldmatrix_x4_trans(b, bwd_at<kD>(smem_u32(q_s), kk * 16, jd * 16, lo_rfD));
-                mma_bf16_16816(accK[2 * jd], dsb[kk], b);
-                mma_bf16_16816(accK[2 * jd + 1], dsb[kk], b + 2);
+                for (int j = 0; j < SN8; j++) {
+                    const uint32_t p = pb[i][j][h];
+                    *(uint32_t *)(sdS + r8 * Bc + (st_C ^ 8 * j)) =
+                        pack_bf16(bwd_lo(p) * (s[i][j][2 * h] - di),
+                                  bwd_hi(p) * (s[i][j][2 * h + 1] - di));
+                }
             }
 
-        __syncthreads();   /* sdS is complete */
+        __syncthreads();   /* sP and sdS are complete */
 
-        /* dQ (+)= dS K: warp (wm, wn) owns query rows 16wm.. and features DW*wn... A = dS
-         * [m=query][k=key], stored transposed in sdS (.trans, cols first); B = K [k=key][n=feature]
-         * (.trans, rows first). Causal: a 16-row group entirely above the tile's first key has
-         * dS = 0 and is skipped. */
-        const int wm = warp % WM, wn = warp / WM;
-        const int r0 = q0 + wm * 16;
-        if (!(causal && r0 + 15 < k0) && r0 < Nq) {
-            float dq[DW / 8][4];
+        /* dV += P^T dO: [32 keys x D/2] per warp. A = P^T, keys kw + 16i, queries 16kk: sP is
+         * [k=query][m=key] (.trans, cols first); B = dO [k=query][n=feature] (.trans, rows
+         * first). */
 #pragma unroll
-            for (int j = 0; j < DW / 8; j++)
-                dq[j][0] = dq[j][1] = dq[j][2] = dq[j][3] = 0.f;
+        for (int kk = 0; kk < kBr / 16; kk++) {
+            uint32_t a[2][4];
+#pragma unroll
+            for (int i = 0; i < 2; i++)
+                ldmatrix_x4_trans(a[i], bwd_at<Bc>(smem_u32(sP), kk * 16, 16 * i, lo_cfC_kw));
+#pragma unroll
+            for (int jd = 0; jd < FW / 16; jd++) {
+                uint32_t b[4];
+                ldmatrix_x4_trans(b, bwd_at<kD>(smem_u32(do_s), kk * 16, 16 * jd, lo_rfD_fw));
+#pragma unroll
+                for (int i = 0; i < 2; i++) {
+                    mma_bf16_16816(accV[i][2 * jd], a[i], b);
+                    mma_bf16_16816(accV[i][2 * jd + 1], a[i], b + 2);
+                }
+            }
+        }
+
+        /* dK += dS^T Q: as dV with sdS for sP and Q for dO. */
+#pragma unroll
+        for (int kk = 0; kk < kBr / 16; kk++) {
+            uint32_t a[2][4];
+#pragma unroll
+            for (int i = 0; i < 2; i++)
+                ldmatrix_x4_trans(a[i], bwd_at<Bc>(smem_u32(sdS), kk * 16, 16 * i, lo_cfC_kw));
+#pragma unroll
+            for (int jd = 0; jd < FW / 16; jd++) {
+                uint32_t b[4];
+                ldmatrix_x4_trans(b, bwd_at<kD>(smem_u32(q_s), kk * 16, 16 * jd, lo_rfD_fw));
+#pragma unroll
+                for (int i = 0; i < 2; i++) {
+                    mma_bf16_16816(accK[i][2 * jd], a[i], b);
+                    mma_bf16_16816(accK[i][2 * jd + 1], a[i], b + 2);
+                }
+            }
+        }
+
+        /* dQ (+)= dS K: warp (wm, wn) owns query rows 32wm.. and features 32wn... A = dS
+         * [m=query][k=key] (plain, rows first); B = K [k=key][n=feature] (.trans, rows first).
+         * Causal: 32 rows entirely above the tile's first key have dS = 0 and are skipped. */
+        const int r0 = q0 + wm * 32;
+        if (!(causal && r0 + 31 < k0) && r0 < Nq) {
+            float dq[2][DW / 8][4];
+#pragma unroll
+            for (int i = 0; i < 2; i++)
+#pragma unroll
+                for (int j = 0; j < DW / 8; j++)
+                    dq[i][j][0] = dq[i][j][1] = dq[i][j][2] = dq[i][j][3] = 0.f;
 #pragma unroll
             for (int kk = 0; kk < Bc / 16; kk++) {
-                uint32_t a[4];
-                ldmatrix_x4_trans(a, bwd_at<kBr>(smem_u32(sdS), kk * 16, wm * 16, lo_cfR));
+                uint32_t a[2][4];
+#pragma unroll
+                for (int i = 0; i < 2; i++)
+                    ldmatrix_x4(a[i], bwd_at<Bc>(smem_u32(sdS), wm * 32 + 16 * i, kk * 16, lo_rfC));
 #pragma unroll
                 for (int jd = 0; jd < DW / 16; jd++) {
                     uint32_t b[4];
-                    ldmatrix_x4_trans(b, bwd_at<kD>(smem_u32(sK), kk * 16, wn * DW + jd * 16, lo_rfD));
-                    mma_bf16_16816(dq[2 * jd], a, b);
-                    mma_bf16_16816(dq[2 * jd + 1], a, b + 2);
+                    ldmatrix_x4_trans(b, bwd_at<kD>(smem_u32(sK), kk * 16, jd * 16, lo_rfD_wn));
+#pragma unroll
+                    for (int i = 0; i < 2; i++) {
+                        mma_bf16_16816(dq[i][2 * jd], a[i], b);
+                        mma_bf16_16816(dq[i][2 * jd + 1], a[i], b + 2);
+                    }
                 }
             }
-            /* C fragment j: rows r0+g (c0, c1) and r0+g+8 (c2, c3), features wn*DW + 8j + 2t.. */
+            /* C fragment [i][j]: rows r0+16i+g (c0, c1) and +8 (c2, c3), features wn*DW + 8j + 2t.. */
 #pragma unroll
-            for (int j = 0; j < DW / 8; j++) {
-                const int d = wn * DW + 8 * j + 2 * t;
-                if (r0 + g < Nq)
-                    bwd_atomic_add2(dq_acc + (size_t)(r0 + g) * kD + d, dq[j][0], dq[j][1]);
-                if (r0 + g + 8 < Nq)
-                    bwd_atomic_add2(dq_acc + (size_t)(r0 + g + 8) * kD + d, dq[j][2], dq[j][3]);
-            }
+            for (int i = 0; i < 2; i++)
+#pragma unroll
+                for (int j = 0; j < DW / 8; j++) {
+                    const int r = r0 + 16 * i + g, d = wn * DW + 8 * j + 2 * t;
+                    if (r < Nq)
+                        bwd_atomic_add2(dq_acc + (size_t)r * kD + d, dq[i][j][0], dq[i][j][1]);
+                    if (r + 8 < Nq)
+                        bwd_atomic_add2(dq_acc + (size_t)(r + 8) * kD + d, dq[i][j][2], dq[i][j][3]);
+                }
         }
     }
 
@@ -726,14 +816,17 @@ bwd_main(const __nv_bfloat16 *__restrict__ Q, const __nv_bfloat16 *__restrict__ 
     cp_async_wait<0>();   /* with no query tile at all, K and V may still be landing */
     __syncthreads();      /* every warp is done reading sK, sV */
 #pragma unroll
-    for (int j = 0; j < ND8; j++) {
-        const int c = 8 * j + 2 * t;
-        *(uint32_t *)(sK + bwd_swz<kD>(kw + g, c)) = pack_bf16(accK[j][0] * scale, accK[j][1] * scale);
-        *(uint32_t *)(sK + bwd_swz<kD>(kw + g + 8, c)) =
-            pack_bf16(accK[j][2] * scale, accK[j][3] * scale);
-        *(uint32_t *)(sV + bwd_swz<kD>(kw + g, c)) = pack_bf16(accV[j][0], accV[j][1]);
-        *(uint32_t *)(sV + bwd_swz<kD>(kw + g + 8, c)) = pack_bf16(accV[j][2], accV[j][3]);
-    }
+    for (int i = 0; i < 2; i++)
+#pragma unroll
+        for (int j = 0; j < ND8; j++) {
+            const int r = kw + 16 * i + g, c = fw + 8 * j + 2 * t;
+            *(uint32_t *)(sK + bwd_swz<kD>(r, c)) =
+                pack_bf16(accK[i][j][0] * scale, accK[i][j][1] * scale);
+            *(uint32_t *)(sK + bwd_swz<kD>(r + 8, c)) =
+                pack_bf16(accK[i][j][2] * scale, accK[i][j][3] * scale);
+            *(uint32_t *)(sV + bwd_swz<kD>(r, c)) = pack_bf16(accV[i][j][0], accV[i][j][1]);
+            *(uint32_t *)(sV + bwd_swz<kD>(r + 8, c)) = pack_bf16(accV[i][j][2], accV[i][j][3]);
+        }
     __syncthreads();
     constexpr int CH = kD / 8;
 #pragma unroll
