@@ -38,6 +38,9 @@ static const struct { int b, h, nq, nk, d, types; } shapes[] = {
     {1, 2, 63, 65, 64, BF16}, {1, 2, 65, 63, 128, BF16}, {1, 2, 127, 129, 128, BF16},
     {1, 2, 129, 127, 64, BF16}, {1, 1, 1000, 1025, 64, BF16}, {1, 1, 1025, 1000, 128, BF16},
     {1, 1, 1023, 1023, 128, BF16}, {1, 2, 17, 1000, 64, BF16}, {1, 2, 1000, 17, 128, BF16},
+    /* many heads: more 128-row work tiles (B*H*ceil(Nq/128) = 280, 420) than an H200 has SMs
+     * (132), so each block of a persistent grid walks several (step 08) */
+    {1, 140, 130, 140, 128, BF16}, {1, 140, 260, 65, 64, BF16},
     /* long: many key tiles, checked against step 00 in fp32 */
     {1, 2, 4096, 4096, 64, BF16 | LONG}, {1, 2, 4096, 4096, 128, BF16 | LONG},
     {1, 1, 8192, 8192, 64, BF16 | LONG}, {1, 1, 8192, 8191, 128, BF16 | LONG},

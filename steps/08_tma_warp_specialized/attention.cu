@@ -13,7 +13,7 @@
  *     empty_v[s] (one arrival per consumer warp once its wgmma.wait_group says it is done).
  *   - Warp specialization: warpgroup 2 is the PRODUCER (one thread issues every copy; the other
  *     127 only hand their registers back and leave), warpgroups 0 and 1 are the CONSUMERS (64
- *     query rows each, Br = 128; Bc = 128 as in step 07 when causal, 192 when not: below).
+ *     query rows each, Br = 128; Bc = 128 as in step 07 when causal, wider when not: below).
  *   - Register reallocation (setmaxnreg): 384 threads start at 65536 / 384 -> 168 registers;
  *     the producer drops to 24, the consumers rise to 240 (24*128 + 240*256 = 64512 <= 65536).
  *     Without it D=128 spills (step 07's consumer needs ~200) and ptxas serializes the wgmmas.
@@ -24,6 +24,15 @@
  *     132 blocks over 32 heads: 28% of DRAM bandwidth against cuDNN's 6%). Faster for step 08,
  *     which TMA keeps fed (+3% at N=4096, +9% at 16384, D=128); measured slower for step 07, which
  *     keeps its order. The price: causal at N=4096 loses the heaviest-first order across heads.
+ *   - Persistent grid (not causal): one block per SM walks the work tiles w = blockIdx.x,
+ *     + gridDim.x, ... (128 query rows of one head each, in the order above). The K/V ring and
+ *     the ping-pong turns run on from one work tile into the next, and one more barrier pair
+ *     guards the single Q buffer (full: bar_q; empty_q: 8 warp arrivals once the tile's last
+ *     S = Q K^T is done), so the next tile's Q, K and V load while this one runs its last P V
+ *     and stores O. With one block per work tile each block paid that start-up (Q and K_0 in
+ *     flight, S_0 with nothing to overlap) and its drain alone. Causal keeps one block per work
+ *     tile: the hardware's hand-out, heaviest first, balances the uneven tiles better than a
+ *     fixed stride (measured: persistent causal +6-9% at N=4096 but -12% at 16384, D=128).
  *
  * Tensor maps (make_map). [B, H, N, D] is seen as the 3-D tensor (D, N, B*H), innermost first,
  * box = 64 features (128 B: the widest the 128-byte swizzle allows) x Br or Bc rows x 1 head.
@@ -82,23 +91,27 @@
  *     (0.87-0.92x cuDNN). At D=64 MMA and exps are equal (1024 each): ping-pong at best keeps
  *     both busy, ~1024-1300 clocks per tile against ~1536 in step 07: ~370-420 (0.8-0.9x).
  *   Causal: ~85% of non-causal at 4k (diagonal tiles masked, short blocks at the start).
- *   Wider key tiles when not causal (FA3 uses Bc = 176 at D=128): the S wgmma reads the 64-row
- *   Q slice (2 KB per k16) for every n-column block it computes, so a wider n reads fewer bytes
- *   per FLOP (Bc 128 -> 192: 6 KB -> 8 KB per 1.5x the FLOPs, -11%), and the per-tile
- *   bookkeeping (barriers, O rescale) is spread over more keys. Measured (H200, N=4096 / 16384,
- *   notes/08): Bc = 160, 176, 192 all beat 128 at D=128 (+0.5-1.5% / +1.5-2.6%); 192 is best at
- *   16384 for both D and is shipped. Causal keeps 128 = Br: the diagonal tiles stay square.
+ *   Wider key tiles when not causal (FA3: Bc = 176 at D=128): an S wgmma reads the 64-row Q
+ *   slice (2 KB per k16) and Bc rows of K (32 B each) for 64 x Bc x 16 MACs, so a wider tile
+ *   reads fewer bytes per FLOP (128 -> 176: -9%), and the per-tile bookkeeping (barriers, O
+ *   rescale) is spread over more keys. Measured (H200, notes/08): at D=128, Bc = 160, 176 and 192
+ *   all beat 128 (+0.5-1.5% at N=4096, +1.5-2.6% at 16384); D=64 gains most at 192 (+3.5% at
+ *   16384). Shipped: 176 at D=128 (192 spills 16 bytes in the persistent kernel; 176 none, and
+ *   measured the same), 192 at D=64. Causal keeps 128 = Br: the diagonal tiles stay square.
  *   Left for later (FA3's remaining gap): 3 consumer warpgroups with 192x192 tiles at D=64, a
- *   persistent scheduler, 2-CTA clusters with TMA multicast of K/V.
+ *   dynamic (atomic) tile scheduler so that causal can be persistent too, 2-CTA clusters with
+ *   TMA multicast of K/V.
  *
  * Limits: forward only; bf16; D = 64 or 128; scale > 0; any Nq, Nk >= 1; causal top-left with
  * tile skipping; Q, K, V 16-byte aligned (else the encoder refuses: ATTN_ERR_CUDA). Hopper only
  * (sm_90a): forward() returns UNSUPPORTED on any other GPU before touching the driver API. One
- * block of 384 threads per SM; shared memory 225 KB (D=128) / 113 KB (D=64) with Bc = 192, 165 /
- * 83 KB with Bc = 128 (causal).
+ * block of 384 threads per SM; shared memory 209 KB (D=128, Bc = 176) / 113 KB (D=64, Bc = 192),
+ * 161 / 81 KB (+1 KB of alignment) with Bc = 128 (causal).
  *
  * Variants (one source): -DATTN08_PINGPONG=0 (no turns), -DATTN08_SETMAXNREG=0 (no register
- * reallocation; D=128 spills), -DATTN08_NO_RAGGED_MASK=1 (the deliberate bug above).
+ * reallocation; D=128 spills), -DATTN08_PERSISTENT=0 (one block per work tile) or =2 (persistent
+ * causal too), -DATTN08_BC64_FULL=N / -DATTN08_BC128_FULL=N (N = 128, 160, 176, 192: the
+ * non-causal key tile), -DATTN08_NO_RAGGED_MASK=1 (the deliberate bug above).
  *
  * Check when editing: `-Xptxas -v` must print no "(C7512)/(C7514) ... wgmma.mma_async
  * instructions are serialized" line and 0 spill bytes; SASS must show UTMALDG, HGMMA, SYNCS and
@@ -124,7 +137,7 @@ typedef __nv_bfloat16 bf16;
 #define ATTN08_BC64_FULL 192
 #endif
 #ifndef ATTN08_BC128_FULL
-#define ATTN08_BC128_FULL 192
+#define ATTN08_BC128_FULL 176
 #endif
 template <int D> struct Tiles;
 template <> struct Tiles<64> {
@@ -149,6 +162,12 @@ constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
  * so one's softmax runs under the other's GEMMs. -DATTN08_PINGPONG=0 lets them issue freely. */
 #ifndef ATTN08_PINGPONG
 #define ATTN08_PINGPONG 1
+#endif
+
+/* Persistent grid: 0 = one block per work tile (128 query rows of one head), 1 = one block per
+ * SM walking the work tiles when not causal, 2 = always. */
+#ifndef ATTN08_PERSISTENT
+#define ATTN08_PERSISTENT 1
 #endif
 
 /* For the lesson only: 1 drops the mask of the ragged last key tile (step 01's bug, here with
@@ -255,15 +274,16 @@ __device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2]
     }
 }
 
-/* grid: (B*H, ceil(Nq / Br)), read as one linear block number, head-major, the query tile
- * reversed so the heaviest (causal) go first;
- * block: NWG consumer warpgroups (0 .. NWG-1) + one producer warpgroup (NWG). Q, K, V: tensor
- * maps over [B*H, N, D] bf16; O: [B, H, Nq, D] bf16; lse: [B, H, Nq] float. */
+/* grid: one block per SM (persistent; or one per work tile, see launch), reading work tiles
+ * w = blockIdx.x, blockIdx.x + gridDim.x, ... of B*H*Tq; block: NWG consumer warpgroups
+ * (0 .. NWG-1) + one producer warpgroup (NWG). Q, K, V: tensor maps over [B*H, N, D] bf16;
+ * O: [B, H, Nq, D] bf16; lse: [B, H, Nq] float. */
 template <int D, int NWG, int Bc>
 __global__ void __launch_bounds__((NWG + 1) * WG, 1)
 attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
               const __grid_constant__ CUtensorMap tmV, bf16 *__restrict__ O,
-              float *__restrict__ lse, int Nq, int Nk, float c, float scale, int causal)
+              float *__restrict__ lse, unsigned BH, int Nq, int Nk, float c, float scale,
+              int causal)
 {
     constexpr int Br = 64 * NWG;
     extern __shared__ uint8_t smem_raw[];
@@ -273,33 +293,35 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
      * in local memory) */
     constexpr uint32_t KV = tile_bytes<D>(Bc);
     const uint32_t sK = sQ + tile_bytes<D>(Br), sV = sK + STAGES * KV;
-    /* mbarriers, 8 bytes each, after the tiles: Q full; per stage K full, V full (TMA landed),
-     * K empty, V empty (every consumer warp is done reading it) */
-    const uint32_t bar_q = sV + STAGES * KV, full_k = bar_q + 8, full_v = full_k + 8 * STAGES,
-                   empty_k = full_v + 8 * STAGES, empty_v = empty_k + 8 * STAGES;
+    /* mbarriers, 8 bytes each, after the tiles: Q full, Q empty (every consumer warp is done
+     * with this work tile's Q); per stage K full, V full (TMA landed), K empty, V empty (every
+     * consumer warp is done reading it) */
+    const uint32_t bar_q = sV + STAGES * KV, empty_q = bar_q + 8, full_k = empty_q + 8,
+                   full_v = full_k + 8 * STAGES, empty_k = full_v + 8 * STAGES,
+                   empty_v = empty_k + 8 * STAGES;
 
     const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
     const int g = lane / 4, t = lane % 4;
-    /* Block number lin (x fastest, the order blocks start in) takes query tile lin % Tq of head
-     * lin / Tq: the blocks running at once share one head's K and V, which stay in L2 (with the
-     * head on x, 132 blocks spanned 32 heads: 28% of DRAM bandwidth at N=4096, notes/08). Within
-     * a head the last (heaviest causal) query tile goes first. */
-    const size_t lin = blockIdx.x + (size_t)blockIdx.y * gridDim.x, Tq = gridDim.y;
-    const int bh = (int)(lin / Tq);
-    const int q0 = (int)(Tq - 1 - lin % Tq) * Br;
-    O += (size_t)bh * Nq * D;
-    lse += (size_t)bh * Nq;
-
-    /* Causal: the block's last visible key is q0 + Br - 1; tiles past it are skipped. */
-    const int kv_end = causal ? min(Nk, q0 + Br) : Nk;
-    const int n_tiles = (kv_end + Bc - 1) / Bc;
+    /* Work tile w takes query tile Tq - 1 - w % Tq of head w / Tq: numbered head-major, the tiles
+     * running at once share one head's K and V, which stay in L2 (with the head fastest, 132
+     * blocks spanned 32 heads: 28% of DRAM bandwidth at N=4096, notes/08). Within a head the
+     * last (heaviest causal) query tile goes first. */
+    const unsigned Tq = (Nq + Br - 1) / Br, n_work = BH * Tq;   /* < 2^31: supports() */
+    auto work = [&](unsigned w, int &bh, int &q0, int &n_tiles) {
+        bh = (int)(w / Tq);
+        q0 = (int)(Tq - 1 - w % Tq) * Br;
+        /* Causal: the tile's last visible key is q0 + Br - 1; key tiles past it are skipped. */
+        const int kv_end = causal ? min(Nk, q0 + Br) : Nk;
+        n_tiles = (kv_end + Bc - 1) / Bc;
+    };
 
     if (tid == 0) {
-        mbar_init(bar_q, 1);   /* full: the producer's arrive.expect_tx + the bytes */
+        mbar_init(bar_q, 1);             /* full: the producer's arrive.expect_tx + the bytes */
+        mbar_init(empty_q, NWG * 4);     /* empty: one arrival per consumer warp */
         for (int i = 0; i < STAGES; i++) {
             mbar_init(full_k + 8 * i, 1);
             mbar_init(full_v + 8 * i, 1);
-            mbar_init(empty_k + 8 * i, NWG * 4);   /* empty: one arrival per consumer warp */
+            mbar_init(empty_k + 8 * i, NWG * 4);
             mbar_init(empty_v + 8 * i, NWG * 4);
         }
         mbar_fence_init();
@@ -314,18 +336,27 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             tma_prefetch_map(&tmQ);
             tma_prefetch_map(&tmK);
             tma_prefetch_map(&tmV);
-            mbar_arrive_expect_tx(bar_q, tile_bytes<D>(Br));
-            load_tile<Br, D>(sQ, &tmQ, q0, bh, bar_q);
-            for (int j = 0; j < n_tiles; j++) {
-                /* the n-th use of stage s waits for the consumers' (n-1)-th release */
-                const int s = j % STAGES;
-                const uint32_t empty_parity = ((j / STAGES) & 1) ^ 1;
-                mbar_wait(empty_k + 8 * s, empty_parity);
-                mbar_arrive_expect_tx(full_k + 8 * s, KV);
-                load_tile<Bc, D>(sK + s * KV, &tmK, j * Bc, bh, full_k + 8 * s);
-                mbar_wait(empty_v + 8 * s, empty_parity);
-                mbar_arrive_expect_tx(full_v + 8 * s, KV);
-                load_tile<Bc, D>(sV + s * KV, &tmV, j * Bc, bh, full_v + 8 * s);
+            /* it counts K/V tiles over the block's whole life: the ring runs on across work
+             * tiles, so the next tile's first K and V load while this one finishes. */
+            int it = 0, nq = 0;
+            for (unsigned w = blockIdx.x; w < n_work; w += gridDim.x, nq++) {
+                int bh, q0, n_tiles;
+                work(w, bh, q0, n_tiles);
+                /* the single Q buffer: the nq-th load waits for the (nq-1)-th release */
+                mbar_wait(empty_q, (nq & 1) ^ 1);
+                mbar_arrive_expect_tx(bar_q, tile_bytes<D>(Br));
+                load_tile<Br, D>(sQ, &tmQ, q0, bh, bar_q);
+                for (int j = 0; j < n_tiles; j++, it++) {
+                    /* the n-th use of stage s waits for the consumers' (n-1)-th release */
+                    const int s = it % STAGES;
+                    const uint32_t empty_parity = ((it / STAGES) & 1) ^ 1;
+                    mbar_wait(empty_k + 8 * s, empty_parity);
+                    mbar_arrive_expect_tx(full_k + 8 * s, KV);
+                    load_tile<Bc, D>(sK + s * KV, &tmK, j * Bc, bh, full_k + 8 * s);
+                    mbar_wait(empty_v + 8 * s, empty_parity);
+                    mbar_arrive_expect_tx(full_v + 8 * s, KV);
+                    load_tile<Bc, D>(sV + s * KV, &tmV, j * Bc, bh, full_v + 8 * s);
+                }
             }
         }
         return;   /* copies in flight complete on the mbarriers; the block lives on */
@@ -334,38 +365,29 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     /* -------------------------------------------------------------------------- consumers */
     if constexpr (ATTN08_SETMAXNREG)
         setmaxnreg_inc<CONSUMER_REGS>();   /* waits until the producer's registers are back */
-    const int wg_row0 = q0 + 64 * wg;   /* first query row of this warpgroup */
-    const int row[2] = {wg_row0 + 16 * warp + g, wg_row0 + 16 * warp + g + 8};   /* rows a = 0, 1 */
     const uint32_t q_wg = sQ + 64 * 128 * wg;   /* this warpgroup's 64 rows in each Q atom */
 
     float o[D / 2];        /* O accumulator, 64 x D per warpgroup (layout: mma_sm90.cuh) */
     float s[Bc / 2];       /* S accumulator, then P in fp32 */
     uint32_t p[Bc / 4];    /* P in bf16: the A operand of P V */
-    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, alpha[2];
-#pragma unroll
-    for (int i = 0; i < D / 2; i++)
-        o[i] = 0.f;
 
-    /* A tile needs the mask iff it is ragged (past Nk) or crosses this warpgroup's diagonal.
-     * Never drop the ragged half: TMA fills keys past Nk with zeros, scores of 0, not -inf. */
-    auto needs_mask = [&](int k0) {
-        return (!ATTN08_NO_RAGGED_MASK && k0 + Bc > Nk) || (causal && k0 + Bc - 1 > wg_row0);
+    /* Stage i % STAGES of K (or V) is in use for the (i / STAGES)-th time: its full phase
+     * parity. Release: each warp, once its wgmma.wait_group says the reads are done. The index i
+     * runs over the block's whole life (it + j), as the producer's does. */
+    auto wait_full = [&](uint32_t full, int i) {
+        mbar_wait(full + 8 * (i % STAGES), (i / STAGES) & 1);
     };
-    /* Stage j % STAGES of K (or V) is in use for the (j / STAGES)-th time: its full phase parity.
-     * Release: each warp, once its wgmma.wait_group says the reads are done. */
-    auto wait_full = [&](uint32_t full, int j) {
-        mbar_wait(full + 8 * (j % STAGES), (j / STAGES) & 1);
-    };
-    auto release = [&](uint32_t empty, int j) {
+    auto release = [&](uint32_t empty, int i) {
         if (lane == 0)
-            mbar_arrive(empty + 8 * (j % STAGES));
+            mbar_arrive(empty + 8 * (i % STAGES));
     };
     /* Ping-pong turns: warpgroup w waits on named barrier 1 + w for its turn (its own 128
      * threads + the 128 of the one before it, which arrive there when they have issued), issues,
-     * then hands the turn on to w + 1. Every warpgroup issues n_tiles + 1 times (S_0, n_tiles - 1
-     * pairs S_j + P_{j-1} V_{j-1}, the last P V); the last warpgroup's first arrival is the
-     * initial one below and it skips its last, so each barrier sees exactly as many arrivals
-     * as waits and none is left pending at exit. */
+     * then hands the turn on to w + 1. Per work tile every warpgroup issues n_tiles + 1 times
+     * (S_0, n_tiles - 1 pairs S_j + P_{j-1} V_{j-1}, the last P V), so the turns run on from
+     * one work tile into the next; the last warpgroup's first arrival is the initial one below
+     * and it skips its very last, so each barrier sees exactly as many arrivals as waits and
+     * none is left pending at exit. */
     static_assert(!ATTN08_PINGPONG || NWG == 2, "the turns are written for two warpgroups");
     auto my_turn = [&]() {
         if constexpr (ATTN08_PINGPONG)
@@ -380,18 +402,38 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         if (wg == NWG - 1)
             named_bar_arrive(1, 2 * WG);   /* warpgroup 0 goes first */
 
+    int it = 0, nq = 0;
+    for (unsigned w = blockIdx.x; w < n_work; w += gridDim.x, nq++) {
+    int bh, q0, n_tiles;
+    work(w, bh, q0, n_tiles);
+    const bool last_work = n_work - w <= gridDim.x;
+    const int wg_row0 = q0 + 64 * wg;   /* first query row of this warpgroup */
+    const int row[2] = {wg_row0 + 16 * warp + g, wg_row0 + 16 * warp + g + 8};   /* rows a = 0, 1 */
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, alpha[2];
+#pragma unroll
+    for (int i = 0; i < D / 2; i++)
+        o[i] = 0.f;
+
+    /* A tile needs the mask iff it is ragged (past Nk) or crosses this warpgroup's diagonal.
+     * Never drop the ragged half: TMA fills keys past Nk with zeros, scores of 0, not -inf. */
+    auto needs_mask = [&](int k0) {
+        return (!ATTN08_NO_RAGGED_MASK && k0 + Bc > Nk) || (causal && k0 + Bc - 1 > wg_row0);
+    };
+
     /* Prologue: S_0 = Q K_0^T; its softmax. */
-    mbar_wait(bar_q, 0);
-    wait_full(full_k, 0);
+    mbar_wait(bar_q, nq & 1);
+    wait_full(full_k, it);
 
     my_turn();
     wgmma_fence();
-    issue_qk<D, Bc, Br>(s, q_wg, sK);
+    issue_qk<D, Bc, Br>(s, q_wg, sK + (it % STAGES) * KV);
     wgmma_commit();
     your_turn(false);
     wgmma_wait<0>();
     reg_fence(s);
-    release(empty_k, 0);
+    release(empty_k, it);
+    if (n_tiles == 1 && lane == 0)
+        mbar_arrive(empty_q);   /* the last S of this work tile is done: Q may be replaced */
     online_softmax<Bc>(s, m, l, alpha, c, needs_mask(0), 0, row, Nk, causal, t);
 #pragma unroll
     for (int i = 0; i < Bc / 4; i++)
@@ -399,8 +441,8 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
 
     for (int j = 1; j < n_tiles; j++) {
         /* K_j and V_{j-1} have landed (the producer has been ahead since the start). */
-        wait_full(full_k, j);
-        wait_full(full_v, j - 1);
+        wait_full(full_k, it + j);
+        wait_full(full_v, it + j - 1);
 
         /* Issue S_j = Q K_j^T, then O += P_{j-1} V_{j-1}: two groups, both on the tensor cores
          * while this warpgroup goes on. */
@@ -408,24 +450,26 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         reg_fence(p);
         my_turn();
         wgmma_fence();
-        issue_qk<D, Bc, Br>(s, q_wg, sK + (j % STAGES) * KV);
+        issue_qk<D, Bc, Br>(s, q_wg, sK + ((it + j) % STAGES) * KV);
         wgmma_commit();
-        issue_pv<D, Bc>(o, p, sV + ((j - 1) % STAGES) * KV);
+        issue_pv<D, Bc>(o, p, sV + ((it + j - 1) % STAGES) * KV);
         wgmma_commit();
         your_turn(false);
 
-        /* S_j done (groups retire in order): K_j's stage goes back to the producer, and the
-         * softmax runs while P V is still running. */
+        /* S_j done (groups retire in order): K_j's stage goes back to the producer (and, after
+         * the last S, Q), and the softmax runs while P V is still running. */
         wgmma_wait<1>();
         reg_fence(s);
-        release(empty_k, j);
+        release(empty_k, it + j);
+        if (j == n_tiles - 1 && lane == 0)
+            mbar_arrive(empty_q);
         online_softmax<Bc>(s, m, l, alpha, c, needs_mask(j * Bc), j * Bc, row, Nk, causal, t);
 
         /* P V done: V_{j-1}'s stage goes back; rescale O to the new max and hand P_j over. */
         wgmma_wait<0>();
         reg_fence(o);
         reg_fence(p);
-        release(empty_v, j - 1);
+        release(empty_v, it + j - 1);
 #pragma unroll
         for (int i = 0; i < D / 2; i++)
             o[i] *= alpha[(i / 2) % 2];
@@ -434,22 +478,27 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             p[i] = pack_bf16(s[2 * i], s[2 * i + 1]);
     }
 
-    /* The last P V. */
-    wait_full(full_v, n_tiles - 1);
+    /* The last P V; its V stage goes back too (the next work tile's loads wait for it). */
+    wait_full(full_v, it + n_tiles - 1);
     reg_fence(o);
     reg_fence(p);
     my_turn();
     wgmma_fence();
-    issue_pv<D, Bc>(o, p, sV + ((n_tiles - 1) % STAGES) * KV);
+    issue_pv<D, Bc>(o, p, sV + ((it + n_tiles - 1) % STAGES) * KV);
     wgmma_commit();
-    your_turn(true);
+    your_turn(last_work);
     wgmma_wait<0>();
     reg_fence(o);
+    release(empty_v, it + n_tiles - 1);
+    it += n_tiles;
 
     /* Epilogue: finish the row sums across the quad, O = acc / l, lse = m * scale + ln l.
-     * Plain stores, as in step 07: O is written once per block (1/64 of the bytes the key loop
-     * reads at N = 4096, D = 128), so a TMA store would save little and cost an smem staging
-     * tile and another fence; the row guard is what keeps rows past Nq out. */
+     * Plain stores, as in step 07: O is written once per work tile (1/64 of the bytes the key
+     * loop reads at N = 4096, D = 128), so a TMA store would save little and cost an smem
+     * staging tile and another fence; the row guard is what keeps rows past Nq out. Meanwhile
+     * the producer is already loading the next work tile's Q, K and V. */
+    bf16 *Ob = O + (size_t)bh * Nq * D;
+    float *lseb = lse + (size_t)bh * Nq;
 #pragma unroll
     for (int a = 0; a < 2; a++) {
         l[a] += __shfl_xor_sync(0xffffffffu, l[a], 1);
@@ -457,13 +506,14 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         if (row[a] >= Nq)
             continue;   /* rows past Nq were computed from zero queries; never stored */
         const float inv = 1.f / l[a];
-        bf16 *out = O + (size_t)row[a] * D + 2 * t;
+        bf16 *out = Ob + (size_t)row[a] * D + 2 * t;
 #pragma unroll
         for (int j = 0; j < D / 8; j++)
             *reinterpret_cast<uint32_t *>(out + 8 * j) =
                 pack_bf16(o[4 * j + 2 * a] * inv, o[4 * j + 2 * a + 1] * inv);
         if (t == 0)
-            lse[row[a]] = m[a] * scale + logf(l[a]);
+            lseb[row[a]] = m[a] * scale + logf(l[a]);
+    }
     }
 }
 
@@ -491,8 +541,8 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
         return ATTN_ERR_UNSUPPORTED;
     }
     const int Br = 64 * (p->head_dim == 64 ? Tiles<64>::NWG : Tiles<128>::NWG);
-    if ((size_t)p->batch * p->heads > 2147483647u || (p->seq_q + Br - 1) / Br > 65535) {
-        *why = "B*H above 2^31-1 or Nq above 65535 query tiles (grid limits)";
+    if ((size_t)p->batch * p->heads * ((p->seq_q + Br - 1) / Br) > 2147483647u) {
+        *why = "B*H*ceil(Nq/128) above 2^31-1 work tiles (the grid limit)";
         return ATTN_ERR_UNSUPPORTED;
     }
     *why = NULL;
@@ -543,15 +593,26 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
         return ATTN_ERR_CUDA;
     /* Q, STAGES K and V stages, the mbarriers, plus 1 KB to align the base to a swizzle line */
     constexpr size_t smem = tile_bytes<D>(Br) + 2 * STAGES * tile_bytes<D>(Bc) +
-                            8 * (1 + 4 * STAGES) + 1024;
+                            8 * (2 + 4 * STAGES) + 1024;
     auto kernel = attention_fwd<D, NWG, Bc>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
         cudaSuccess)
         return ATTN_ERR_CUDA;
-    dim3 grid(bh, (p->seq_q + Br - 1) / Br);
+    /* Persistent: one block per SM walks the work tiles, so a block's next Q, K and V load while
+     * it finishes the current tile. Otherwise one block per work tile, which the hardware hands
+     * to SMs as they free up (heaviest first). */
+    const long long n_work = (long long)bh * ((p->seq_q + Br - 1) / Br);
+    long long blocks = n_work;
+    if (ATTN08_PERSISTENT == 2 || (ATTN08_PERSISTENT == 1 && !p->causal)) {
+        int dev, sms;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+            return ATTN_ERR_CUDA;
+        blocks = n_work < sms ? n_work : sms;
+    }
     const float c = p->scale * 1.4426950408889634f;   /* scale * log2(e): exp2 in the loop */
-    kernel<<<grid, (NWG + 1) * WG, smem, stream>>>(tmQ, tmK, tmV, (bf16 *)o, lse, p->seq_q,
-                                                   p->seq_k, c, p->scale, p->causal);
+    kernel<<<(unsigned)blocks, (NWG + 1) * WG, smem, stream>>>(
+        tmQ, tmK, tmV, (bf16 *)o, lse, bh, p->seq_q, p->seq_k, c, p->scale, p->causal);
     return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
 }
 
