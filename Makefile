@@ -104,6 +104,7 @@ test: deps all tests
 	@set -e; for t in $(filter build/tests/gpu,$(TESTS)) $(filter-out build/tests/gpu,$(TESTS)); do echo "== $$t"; \
 	  if [ "$$t" = build/tests/gpu ]; then $$t --verbose; else $$t; fi; done
 	@echo "== tests/throwaway_steps.sh"; tests/throwaway_steps.sh
+	@echo "== tests/rebuilt_csv.sh"; tests/rebuilt_csv.sh
 	@if python3 -c "import torch" 2>/dev/null; then \
 	  echo "== tests/test_torch.py"; python3 -m pytest -q -rs tests/test_torch.py; \
 	else echo "== tests/test_torch.py skipped: python3 cannot import torch (the PyTorch front door is tested where it can)"; fi
