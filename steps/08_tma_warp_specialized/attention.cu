@@ -402,6 +402,8 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         if (wg == NWG - 1)
             named_bar_arrive(1, 2 * WG);   /* warpgroup 0 goes first */
 
+    /* One work tile per pass. Its body keeps step 07's indentation on purpose, so that `make
+     * diff A=07 B=08` shows what changed inside it rather than a re-indented kernel. */
     int it = 0, nq = 0;
     for (unsigned w = blockIdx.x; w < n_work; w += gridDim.x, nq++) {
     int bh, q0, n_tiles;
@@ -514,7 +516,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         if (t == 0)
             lseb[row[a]] = m[a] * scale + logf(l[a]);
     }
-    }
+    }   /* the work-tile loop */
 }
 
 /* ------------------------------------------------------------------------ launch wrapper */
