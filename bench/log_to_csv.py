@@ -18,26 +18,16 @@ unsupported, wrong, ...), and its last line says how many were wrong, changed or
 """
 import argparse
 import csv
+import os
 import re
 import sys
 
-HEADER = ("gpu,step,pass,dtype,batch,heads,seq_q,seq_k,head_dim,causal,ms_median,ms_min,ms_max,"
-          "tflops,workspace_bytes,status").split(",")
+sys.dont_write_bytecode = True   # no __pycache__ beside the sources
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_sdpa import HEADER, read_sweeps   # the one reading of bench/sweeps.txt in Python
+
 LINE = re.compile(r"^\[\s*(\d+)/\s*(\d+)\] (\S+)\s+(fwd|bwd) (bf16|fp32) D=(\d+)\s+N=(\d+)\s+"
                   r"(causal|non-causal)\s*: (.*?)\s+\[elapsed")
-
-
-def sweep_measurements(path, name):
-    out = []
-    for raw in open(path):
-        f = raw.split("#", 1)[0].split()
-        if len(f) < 5 or f[0] != name:
-            continue
-        b, h, nq, nk, d = (int(x) for x in f[2].split(","))
-        for p in f[4].split(","):
-            out.append(dict(dtype=f[1], batch=b, heads=h, seq_q=nq, seq_k=nk, head_dim=d,
-                            causal=int(f[3]), pass_=p))
-    return out
 
 
 def main():
@@ -50,7 +40,11 @@ def main():
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
 
-    meas = sweep_measurements(a.sweeps_file, a.sweep)
+    sweeps = read_sweeps(a.sweeps_file)
+    if a.sweep not in sweeps:
+        sys.exit(f"no sweep {a.sweep!r} in {a.sweeps_file}")
+    meas = [dict(pass_=c[0], dtype=c[1], batch=c[2], heads=c[3], seq_q=c[4], seq_k=c[5],
+                 head_dim=c[6], causal=c[7]) for c in sweeps[a.sweep]]
     ws = {}
     for r in csv.DictReader(open(a.workspace_from)):
         key = (r["step"], r["pass"], r["dtype"], r["batch"], r["heads"], r["seq_q"], r["seq_k"],
@@ -85,7 +79,7 @@ def main():
         sys.exit("no progress line of that sweep in the log")
     with open(a.out, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow(HEADER)
+        w.writerow(HEADER.split(","))
         w.writerows(rows)
     print(f"{len(rows)} rows to {a.out}", file=sys.stderr)
 
