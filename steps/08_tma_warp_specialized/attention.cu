@@ -23,7 +23,9 @@
  *     its K and V are read from DRAM once and then from L2 (step 07's order, head on x, spread
  *     132 blocks over 32 heads: 28% of DRAM bandwidth against cuDNN's 6%). Faster for step 08,
  *     which TMA keeps fed (+3% at N=4096, +9% at 16384, D=128); measured slower for step 07, which
- *     keeps its order. The price: causal at N=4096 loses the heaviest-first order across heads.
+ *     keeps its order. Causal goes by sections of heads instead: heaviest query tile first
+ *     across as many heads as fit in L2, so that the SMs finish together (head by head, the
+ *     last heads' heavy tiles ran alone at the end: +12-30% causal at N=2048-4096, notes/08).
  *   - Persistent grid (not causal): one block per SM walks the work tiles w = blockIdx.x,
  *     + gridDim.x, ... (128 query rows of one head each, in the order above). The K/V ring and
  *     the ping-pong turns run on from one work tile into the next, and one more barrier pair
@@ -99,8 +101,10 @@
  *   16384). Shipped: 176 at D=128 (192 spills 16 bytes in the persistent kernel; 176 none, and
  *   measured the same), 192 at D=64. Causal keeps 128 = Br: the diagonal tiles stay square.
  *   Left for later (FA3's remaining gap): 3 consumer warpgroups with 192x192 tiles at D=64, a
- *   dynamic (atomic) tile scheduler so that causal can be persistent too, 2-CTA clusters with
- *   TMA multicast of K/V.
+ *   persistent causal grid with a dynamic (atomic) tile scheduler (built and measured: +2-7%
+ *   more at causal N <= 8192, but every way of handing the tile number to the consumers cost
+ *   2-6% when not causal or was reported by racecheck; notes/08), 2-CTA clusters with TMA
+ *   multicast of K/V.
  *
  * Limits: forward only; bf16; D = 64 or 128; scale > 0; any Nq, Nk >= 1; causal top-left with
  * tile skipping; Q, K, V 16-byte aligned (else the encoder refuses: ATTN_ERR_CUDA). Hopper only
@@ -282,8 +286,8 @@ template <int D, int NWG, int Bc>
 __global__ void __launch_bounds__((NWG + 1) * WG, 1)
 attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
               const __grid_constant__ CUtensorMap tmV, bf16 *__restrict__ O,
-              float *__restrict__ lse, unsigned BH, int Nq, int Nk, float c, float scale,
-              int causal)
+              float *__restrict__ lse, unsigned BH, unsigned G, int Nq, int Nk, float c,
+              float scale, int causal)
 {
     constexpr int Br = 64 * NWG;
     extern __shared__ uint8_t smem_raw[];
@@ -302,14 +306,23 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
 
     const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
     const int g = lane / 4, t = lane % 4;
-    /* Work tile w takes query tile Tq - 1 - w % Tq of head w / Tq: numbered head-major, the tiles
-     * running at once share one head's K and V, which stay in L2 (with the head fastest, 132
-     * blocks spanned 32 heads: 28% of DRAM bandwidth at N=4096, notes/08). Within a head the
-     * last (heaviest causal) query tile goes first. */
+    /* Work tile order. The heads go in sections of G; within a section the tiles are numbered
+     * query tile first, heaviest (last) first, then head: work tile w is query tile
+     * Tq - 1 - r / g of head sec * G + r % g, where sec = w / (G Tq), r = w % (G Tq) and g is
+     * the section's number of heads (G, or fewer in a last, short section).
+     *   - G = 1 (not causal): head-major. The tiles running at once share one head's K and V,
+     *     which stay in L2 (with the head fastest, 132 blocks spanned 32 heads: 28% of DRAM
+     *     bandwidth at N=4096, notes/08).
+     *   - G > 1 (causal; launch() picks as many heads as have their K and V in 2/3 of L2): a
+     *     causal tile costs 1 to Tq key tiles, and the hardware hands blocks out in this order
+     *     to whichever SM frees up. Heaviest first across the section's heads leaves only light
+     *     tiles for the end; head by head, every head's heavy tiles came round again, and the
+     *     last ones ran alone (simulated: 88% of the ideal balance at N=4096 against 99%). */
     const unsigned Tq = (Nq + Br - 1) / Br, n_work = BH * Tq;   /* < 2^31: supports() */
     auto work = [&](unsigned w, int &bh, int &q0, int &n_tiles) {
-        bh = (int)(w / Tq);
-        q0 = (int)(Tq - 1 - w % Tq) * Br;
+        const unsigned sec = w / (G * Tq), r = w % (G * Tq), g = min(G, BH - sec * G);
+        bh = (int)(sec * G + r % g);
+        q0 = (int)(Tq - 1 - r / g) * Br;
         /* Causal: the tile's last visible key is q0 + Br - 1; key tiles past it are skipped. */
         const int kv_end = causal ? min(Nk, q0 + Br) : Nk;
         n_tiles = (kv_end + Bc - 1) / Bc;
@@ -612,9 +625,27 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
             return ATTN_ERR_CUDA;
         blocks = n_work < sms ? n_work : sms;
     }
+    /* Heads per section of the work order (the kernel says why): 1 when not causal; when causal,
+     * as many heads as have their K and V in 2/3 of L2 (at least 1), then evened out so that
+     * the last section is not a short one, which would end the run on its heavy tiles. H200
+     * (60 MB of L2), B*H = 32: 32 heads per section at N = 4096, D = 64; 16 at D = 128; 5 at
+     * N = 16384, D = 128. */
+    int l2 = 0;
+    if (p->causal) {
+        int dev;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess)
+            return ATTN_ERR_CUDA;
+    }
+    const size_t kv_head = (size_t)p->seq_k * D * 2 * sizeof(bf16);
+    size_t G = (size_t)l2 * 2 / 3 / kv_head;
+    G = G < 1 ? 1 : G > (size_t)bh ? (size_t)bh : G;
+    const size_t sections = (bh + G - 1) / G;
+    G = (bh + sections - 1) / sections;
     const float c = p->scale * 1.4426950408889634f;   /* scale * log2(e): exp2 in the loop */
-    kernel<<<(unsigned)blocks, (NWG + 1) * WG, smem, stream>>>(
-        tmQ, tmK, tmV, (bf16 *)o, lse, bh, p->seq_q, p->seq_k, c, p->scale, p->causal);
+    kernel<<<(unsigned)blocks, (NWG + 1) * WG, smem, stream>>>(tmQ, tmK, tmV, (bf16 *)o, lse, bh,
+                                                               (unsigned)G, p->seq_q, p->seq_k,
+                                                               c, p->scale, p->causal);
     return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
 }
 
