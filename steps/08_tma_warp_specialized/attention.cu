@@ -25,7 +25,7 @@
  *     which TMA keeps fed (+3% at N=4096, +9% at 16384, D=128); measured slower for step 07, which
  *     keeps its order. Causal goes by sections of heads instead: heaviest query tile first
  *     across as many heads as fit in L2, so that the SMs finish together (head by head, the
- *     last heads' heavy tiles ran alone at the end: +12-30% causal at N=2048-4096, notes/08).
+ *     last heads' heavy tiles ran alone at the end: +9-16% causal at N=2048-4096, notes/08).
  *   - Persistent grid (not causal): one block per SM walks the work tiles w = blockIdx.x,
  *     + gridDim.x, ... (128 query rows of one head each, in the order above). The K/V ring and
  *     the ping-pong turns run on from one work tile into the next, and one more barrier pair
