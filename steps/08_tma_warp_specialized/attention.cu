@@ -317,7 +317,8 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
      *     causal tile costs 1 to Tq key tiles, and the hardware hands blocks out in this order
      *     to whichever SM frees up. Heaviest first across the section's heads leaves only light
      *     tiles for the end; head by head, every head's heavy tiles came round again, and the
-     *     last ones ran alone (simulated: 88% of the ideal balance at N=4096 against 99%). */
+     *     last ones ran alone (bench/causal_balance.py: 88% of the ideal balance at N=4096,
+     *     against 99%). */
     const unsigned Tq = (Nq + Br - 1) / Br, n_work = BH * Tq;   /* < 2^31: supports() */
     auto work = [&](unsigned w, int &bh, int &q0, int &n_tiles) {
         const unsigned sec = w / (G * Tq), r = w % (G * Tq), g = min(G, BH - sec * G);
@@ -626,10 +627,10 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
         blocks = n_work < sms ? n_work : sms;
     }
     /* Heads per section of the work order (the kernel says why): 1 when not causal; when causal,
-     * as many heads as have their K and V in 2/3 of L2 (at least 1), then evened out so that
-     * the last section is not a short one, which would end the run on its heavy tiles. H200
-     * (60 MB of L2), B*H = 32: 32 heads per section at N = 4096, D = 64; 16 at D = 128; 5 at
-     * N = 16384, D = 128. */
+     * as many heads as have their K and V in 2/3 of L2 (at least 1), then as even as one G
+     * allows, G = ceil(B*H / sections): a short last section would end the run on its heavy
+     * tiles. H200 (60 MB of L2), B*H = 32: 32 heads per section at N = 4096, D = 64; 16 at
+     * D = 128; 5 at N = 16384, D = 128 (5 * 6 + 2). */
     int l2 = 0;
     if (p->causal) {
         int dev;
