@@ -101,8 +101,8 @@
  *   16384). Shipped: 176 at D=128 (192 spills 16 bytes in the persistent kernel; 176 none, and
  *   measured the same), 192 at D=64. Causal keeps 128 = Br: the diagonal tiles stay square.
  *   Left for later (FA3's remaining gap): 3 consumer warpgroups with 192x192 tiles at D=64, a
- *   persistent causal grid with a dynamic (atomic) tile scheduler (built and measured: +2-7%
- *   more at causal N <= 8192, but every way of handing the tile number to the consumers cost
+ *   persistent causal grid with a dynamic (atomic) tile scheduler (built and measured: +2-13%
+ *   more at causal N <= 4096, but every way of handing the tile number to the consumers cost
  *   2-6% when not causal or was reported by racecheck; notes/08), 2-CTA clusters with TMA
  *   multicast of K/V.
  *
