@@ -286,8 +286,8 @@ template <int D, int NWG, int Bc>
 __global__ void __launch_bounds__((NWG + 1) * WG, 1)
 attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
               const __grid_constant__ CUtensorMap tmV, bf16 *__restrict__ O,
-              float *__restrict__ lse, unsigned BH, unsigned G, int Nq, int Nk, float c,
-              float scale, int causal)
+              float *__restrict__ lse, unsigned BH, unsigned G, unsigned n_dp, void *ws, int Nq,
+              int Nk, float c, float scale, int causal)
 {
     constexpr int Br = 64 * NWG;
     extern __shared__ uint8_t smem_raw[];
@@ -328,6 +328,43 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         const int kv_end = causal ? min(Nk, q0 + Br) : Nk;
         n_tiles = (kv_end + Bc - 1) / Bc;
     };
+    /* Which work a block does: its pieces k = 0 .. n_pieces - 1, each the key tiles [j0, j0 +
+     * n_tiles) of one work tile. Work tiles 0 .. n_dp - 1 go whole, with a stride of gridDim.x
+     * (block b: b, b + gridDim.x, ...). The rest, n_work - n_dp (not causal: gridDim.x plus the
+     * remainder of n_work / gridDim.x, at most two rounds), go "stream-K": their key tiles, all
+     * (n_work - n_dp) * n_kt of them in work order, are cut into gridDim.x equal ranges, one per
+     * block. With whole tiles the last round ran n_work % gridDim.x of them while the other SMs
+     * idled (N = 4096, D = 128: 1024 tiles on 132 SMs, 7.76 tiles of work per SM in 8 rounds).
+     * A range is at least n_kt long, so a work tile is cut at most once, at the boundary between
+     * blocks b and b + 1: its head piece (j0 = 0) ends block b, its tail piece starts block
+     * b + 1, and both use slot b of the workspace (below, at the epilogue). */
+    const unsigned blk = blockIdx.x, nb = gridDim.x, n_kt = (unsigned)(Nk + Bc - 1) / Bc;
+    unsigned n_pieces = blk < n_dp ? (n_dp - blk + nb - 1) / nb : 0, lo = 0, hi = 0;
+    const unsigned n_dp_b = n_pieces;
+    if (n_dp < n_work) {   /* stream-K (never causal): n_sk < 2^32 (launch() checks) */
+        const unsigned n_sk = (n_work - n_dp) * n_kt, len = n_sk / nb, rem = n_sk % nb;
+        lo = blk * len + min(blk, rem);   /* ranges of len + 1 key tiles first, then len */
+        hi = lo + len + (blk < rem);
+        n_pieces += (hi - 1) / n_kt - lo / n_kt + 1;
+    }
+    /* slot: -1 for a whole tile; else the boundary it is cut at, and role 0 (head) or 1 (tail) */
+    auto piece = [&](unsigned k, int &bh, int &q0, int &j0, int &n_tiles, int &slot, int &role) {
+        if (k < n_dp_b) {
+            work(blk + k * nb, bh, q0, n_tiles);
+            j0 = 0;
+            slot = -1;
+            role = 0;
+            return;
+        }
+        const unsigned t = lo / n_kt + (k - n_dp_b);   /* in the stream-K tiles */
+        int n_full;
+        work(n_dp + t, bh, q0, n_full);
+        j0 = k == n_dp_b ? (int)(lo % n_kt) : 0;
+        const int j1 = t == (hi - 1) / n_kt ? (int)((hi - 1) % n_kt) + 1 : n_full;
+        n_tiles = j1 - j0;
+        role = j0 > 0;
+        slot = j0 > 0 ? (int)blk - 1 : j1 < n_full ? (int)blk : -1;
+    };
 
     if (tid == 0) {
         mbar_init(bar_q, 1);             /* full: the producer's arrive.expect_tx + the bytes */
@@ -353,9 +390,9 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             /* it counts K/V tiles over the block's whole life: the ring runs on across work
              * tiles, so the next tile's first K and V load while this one finishes. */
             int it = 0, nq = 0;
-            for (unsigned w = blockIdx.x; w < n_work; w += gridDim.x, nq++) {
-                int bh, q0, n_tiles;
-                work(w, bh, q0, n_tiles);
+            for (unsigned k = 0; k < n_pieces; k++, nq++) {
+                int bh, q0, j0, n_tiles, slot, role;
+                piece(k, bh, q0, j0, n_tiles, slot, role);
                 /* the single Q buffer: the nq-th load waits for the (nq-1)-th release */
                 mbar_wait(empty_q, (nq & 1) ^ 1);
                 mbar_arrive_expect_tx(bar_q, tile_bytes<D>(Br));
@@ -366,10 +403,10 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
                     const uint32_t empty_parity = ((it / STAGES) & 1) ^ 1;
                     mbar_wait(empty_k + 8 * s, empty_parity);
                     mbar_arrive_expect_tx(full_k + 8 * s, KV);
-                    load_tile<Bc, D>(sK + s * KV, &tmK, j * Bc, bh, full_k + 8 * s);
+                    load_tile<Bc, D>(sK + s * KV, &tmK, (j0 + j) * Bc, bh, full_k + 8 * s);
                     mbar_wait(empty_v + 8 * s, empty_parity);
                     mbar_arrive_expect_tx(full_v + 8 * s, KV);
-                    load_tile<Bc, D>(sV + s * KV, &tmV, j * Bc, bh, full_v + 8 * s);
+                    load_tile<Bc, D>(sV + s * KV, &tmV, (j0 + j) * Bc, bh, full_v + 8 * s);
                 }
             }
         }
@@ -419,10 +456,10 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     /* One work tile per pass. Its body keeps step 07's indentation on purpose, so that `make
      * diff A=07 B=08` shows what changed inside it rather than a re-indented kernel. */
     int it = 0, nq = 0;
-    for (unsigned w = blockIdx.x; w < n_work; w += gridDim.x, nq++) {
-    int bh, q0, n_tiles;
-    work(w, bh, q0, n_tiles);
-    const bool last_work = n_work - w <= gridDim.x;
+    for (unsigned k = 0; k < n_pieces; k++, nq++) {
+    int bh, q0, j0, n_tiles, slot, role;
+    piece(k, bh, q0, j0, n_tiles, slot, role);
+    const bool last_work = k == n_pieces - 1;
     const int wg_row0 = q0 + 64 * wg;   /* first query row of this warpgroup */
     const int row[2] = {wg_row0 + 16 * warp + g, wg_row0 + 16 * warp + g + 8};   /* rows a = 0, 1 */
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, alpha[2];
@@ -450,7 +487,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     release(empty_k, it);
     if (n_tiles == 1 && lane == 0)
         mbar_arrive(empty_q);   /* the last S of this work tile is done: Q may be replaced */
-    online_softmax<Bc>(s, m, l, alpha, c, needs_mask(0), 0, row, Nk, causal, t);
+    online_softmax<Bc>(s, m, l, alpha, c, needs_mask(j0 * Bc), j0 * Bc, row, Nk, causal, t);
 #pragma unroll
     for (int i = 0; i < Bc / 4; i++)
         p[i] = pack_bf16(s[2 * i], s[2 * i + 1]);
@@ -479,7 +516,8 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         release(empty_k, it + j);
         if (j == n_tiles - 1 && lane == 0)
             mbar_arrive(empty_q);
-        online_softmax<Bc>(s, m, l, alpha, c, needs_mask(j * Bc), j * Bc, row, Nk, causal, t);
+        const int k0 = (j0 + j) * Bc;
+        online_softmax<Bc>(s, m, l, alpha, c, needs_mask(k0), k0, row, Nk, causal, t);
 
         /* P V done: V_{j-1}'s stage goes back; rescale O to the new max and hand P_j over. */
         wgmma_wait<0>();
@@ -513,12 +551,61 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
      * loop reads at N = 4096, D = 128), so a TMA store would save little and cost an smem
      * staging tile and another fence; the row guard is what keeps rows past Nq out. Meanwhile
      * the producer is already loading the next work tile's Q, K and V. */
-    bf16 *Ob = O + (size_t)bh * Nq * D;
-    float *lseb = lse + (size_t)bh * Nq;
 #pragma unroll
     for (int a = 0; a < 2; a++) {
         l[a] += __shfl_xor_sync(0xffffffffu, l[a], 1);
         l[a] += __shfl_xor_sync(0xffffffffu, l[a], 2);
+    }
+    /* A cut work tile (stream-K, above): each of its two pieces ends with a partial O
+     * (unnormalised), m and l for the same rows, in the same threads. Each warp writes its own to
+     * slot `slot` of the workspace (as role 0 or 1), then counts itself in on that warp's
+     * counter (zeroed by launch()); the second to arrive reads the other's partial, merges the
+     * two as the online softmax merges key tiles, and stores O; the first stops here. Nothing
+     * waits for another block: whichever piece ends last finishes the rows. */
+    if (slot >= 0) {
+        constexpr int NT = NWG * WG;   /* consumer threads: tid < NT */
+        unsigned *count = reinterpret_cast<unsigned *>(ws) + slot * NWG * 4 + tid / 32;
+        float4 *part = reinterpret_cast<float4 *>(static_cast<char *>(ws) +
+                                                  ((nb * NWG * 4 * 4 + 255) & ~255u));
+        float4 *mine = part + (size_t)(2 * slot + role) * (D / 8 + 1) * NT + tid;
+        const float4 *theirs = part + (size_t)(2 * slot + (role ^ 1)) * (D / 8 + 1) * NT + tid;
+#pragma unroll
+        for (int j = 0; j < D / 8; j++)
+            mine[j * NT] = make_float4(o[4 * j], o[4 * j + 1], o[4 * j + 2], o[4 * j + 3]);
+        mine[D / 8 * NT] = make_float4(m[0], m[1], l[0], l[1]);
+        __threadfence();   /* my partial is visible before my count */
+        __syncwarp();
+        unsigned first = 0;
+        if (lane == 0)
+            first = atomicAdd(count, 1u) == 0;
+        if (__shfl_sync(0xffffffffu, first, 0))
+            continue;   /* the other piece will finish these rows */
+        __threadfence();   /* the other partial, counted in before mine, is visible */
+        const float4 ml = __ldcg(theirs + D / 8 * NT);
+        const float m_o[2] = {ml.x, ml.y}, l_o[2] = {ml.z, ml.w};
+        float a_me[2], a_o[2];
+#pragma unroll
+        for (int a = 0; a < 2; a++) {
+            const float mx = fmaxf(m[a], m_o[a]);
+            const float mc = (mx == -INFINITY ? 0.f : mx) * c;
+            a_me[a] = ex2_approx(m[a] * c - mc);
+            a_o[a] = ex2_approx(m_o[a] * c - mc);
+            l[a] = l[a] * a_me[a] + l_o[a] * a_o[a];
+            m[a] = mx;
+        }
+#pragma unroll
+        for (int j = 0; j < D / 8; j++) {
+            const float4 x = __ldcg(theirs + j * NT);
+            o[4 * j] = o[4 * j] * a_me[0] + x.x * a_o[0];
+            o[4 * j + 1] = o[4 * j + 1] * a_me[0] + x.y * a_o[0];
+            o[4 * j + 2] = o[4 * j + 2] * a_me[1] + x.z * a_o[1];
+            o[4 * j + 3] = o[4 * j + 3] * a_me[1] + x.w * a_o[1];
+        }
+    }
+    bf16 *Ob = O + (size_t)bh * Nq * D;
+    float *lseb = lse + (size_t)bh * Nq;
+#pragma unroll
+    for (int a = 0; a < 2; a++) {
         if (row[a] >= Nq)
             continue;   /* rows past Nq were computed from zero queries; never stored */
         const float inv = 1.f / l[a];
@@ -565,11 +652,47 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
     return ATTN_OK;
 }
 
+/* Stream-K (the kernel says why): the last rounds of work tiles, when not causal, are cut into
+ * equal ranges of key tiles, one per block; -DATTN08_STREAMK=0 runs every work tile whole. The
+ * workspace holds, per block boundary, the two partial results of the tile cut there, and a
+ * counter per consumer warp. Its size may not depend on the GPU (workspace_bytes() is asked
+ * before the launch, maybe for another device), so it is sized for up to SK_MAX_GRID blocks
+ * (GH100 has 144 SMs; an H200 132), and a larger grid runs without stream-K. */
+#ifndef ATTN08_STREAMK
+#define ATTN08_STREAMK 1
+#endif
+constexpr long long SK_MAX_GRID = 144;
+/* Cutting a tile costs each piece a start (Q and K in flight, S_0 alone) and a partial written
+ * to and read from global memory (68 KB at D = 128); below this many key tiles per work tile
+ * that cost more than the rounds' tail (H200: -7% to -20% at N = 1024 to 2048). */
+#ifndef ATTN08_SK_MIN_KEY_TILES
+#define ATTN08_SK_MIN_KEY_TILES 16
+#endif
+constexpr long long SK_MIN_KEY_TILES = ATTN08_SK_MIN_KEY_TILES;
+
+static bool streamk(const attn_problem *p)
+{
+    return ATTN08_STREAMK && ATTN08_PERSISTENT >= 1 && !p->causal;
+}
+
+/* bytes: the counters (blocks x 8 warps, rounded to 256 bytes), then 2 partials per block:
+ * 256 consumer threads x (D/2 floats of O + m, m, l, l) */
+static size_t sk_counter_bytes(long long blocks)
+{
+    return ((size_t)blocks * 8 * 4 + 255) & ~(size_t)255;
+}
+static size_t sk_bytes(long long blocks, int d)
+{
+    return sk_counter_bytes(blocks) + (size_t)blocks * 2 * 256 * (d / 8 + 1) * 16;
+}
+
 static size_t workspace_bytes(const attn_problem *p, int backward)
 {
-    (void)p;
-    (void)backward;
-    return 0;
+    if (backward || !streamk(p))
+        return 0;
+    const long long n_work = (long long)p->batch * p->heads * ((p->seq_q + 127) / 128);
+    const long long blocks = n_work < SK_MAX_GRID ? n_work : SK_MAX_GRID;
+    return blocks > 1 ? sk_bytes(blocks, p->head_dim) : 0;
 }
 
 /* The tensor map of one of Q, K, V: the [B, H, N, D] tensor seen as 3-D (D, N, B*H), innermost
@@ -593,7 +716,7 @@ static attn_status make_map(PFN_cuTensorMapEncodeTiled_v12000 encode, CUtensorMa
 
 template <int D, int Bc>
 static attn_status launch(const attn_problem *p, const void *q, const void *k, const void *v,
-                          void *o, float *lse, cudaStream_t stream)
+                          void *o, float *lse, void *ws, cudaStream_t stream)
 {
     constexpr int NWG = Tiles<D>::NWG, Br = 64 * NWG;
     /* The driver's encoder, reached through the runtime (no -lcuda); looked up once. */
@@ -626,6 +749,19 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
             return ATTN_ERR_CUDA;
         blocks = n_work < sms ? n_work : sms;
     }
+    /* Work tiles [0, n_dp) go whole; with stream-K the last full round and the remainder are
+     * cut into equal ranges of key tiles (none when the tiles fill the rounds exactly). H200,
+     * N = 4096, B*H = 32: 1024 tiles on 132 blocks, 6 rounds whole, 232 tiles cut into 132
+     * ranges of 42.2 key tiles (24 per work tile at D = 128). */
+    long long n_dp = n_work;
+    const long long n_kt = (p->seq_k + Bc - 1) / Bc;
+    if (streamk(p) && n_work > blocks && n_work % blocks != 0 && blocks <= SK_MAX_GRID &&
+        n_kt >= SK_MIN_KEY_TILES && (n_work % blocks + blocks) * n_kt < (1ll << 32)) {
+        n_dp = (n_work / blocks - 1) * blocks;
+        /* the counters start at 0 (the workspace comes undefined); the partials need nothing */
+        if (!ws || cudaMemsetAsync(ws, 0, sk_counter_bytes(blocks), stream) != cudaSuccess)
+            return ATTN_ERR_CUDA;
+    }
     /* Heads per section of the work order (the kernel says why): 1 when not causal; when causal,
      * as many heads as have their K and V in 2/3 of L2 (at least 1), then as even as one G
      * allows, G = ceil(B*H / sections): a short last section would end the run on its heavy
@@ -644,26 +780,25 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
     const size_t sections = (bh + G - 1) / G;
     G = (bh + sections - 1) / sections;
     const float c = p->scale * 1.4426950408889634f;   /* scale * log2(e): exp2 in the loop */
-    kernel<<<(unsigned)blocks, (NWG + 1) * WG, smem, stream>>>(tmQ, tmK, tmV, (bf16 *)o, lse, bh,
-                                                               (unsigned)G, p->seq_q, p->seq_k,
-                                                               c, p->scale, p->causal);
+    kernel<<<(unsigned)blocks, (NWG + 1) * WG, smem, stream>>>(
+        tmQ, tmK, tmV, (bf16 *)o, lse, bh, (unsigned)G, (unsigned)n_dp, ws, p->seq_q, p->seq_k, c,
+        p->scale, p->causal);
     return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
 }
 
 static attn_status forward(const attn_problem *p, const void *q, const void *k, const void *v,
                            void *o, float *lse, void *workspace, cudaStream_t stream)
 {
-    (void)workspace;
     attn_status s = step_check_forward(supports, p, q, k, v, o, lse);
     if (s != ATTN_OK)
         return s;
     if (step_device_cc() != 90)   /* TMA maps, wgmma, setmaxnreg: sm_90a only; never launch */
         return ATTN_ERR_UNSUPPORTED;   /* elsewhere, and never touch the driver API there */
     if (p->head_dim == 64)
-        return p->causal ? launch<64, Tiles<64>::Bc>(p, q, k, v, o, lse, stream)
-                         : launch<64, Tiles<64>::Bc_full>(p, q, k, v, o, lse, stream);
-    return p->causal ? launch<128, Tiles<128>::Bc>(p, q, k, v, o, lse, stream)
-                     : launch<128, Tiles<128>::Bc_full>(p, q, k, v, o, lse, stream);
+        return p->causal ? launch<64, Tiles<64>::Bc>(p, q, k, v, o, lse, workspace, stream)
+                         : launch<64, Tiles<64>::Bc_full>(p, q, k, v, o, lse, workspace, stream);
+    return p->causal ? launch<128, Tiles<128>::Bc>(p, q, k, v, o, lse, workspace, stream)
+                     : launch<128, Tiles<128>::Bc_full>(p, q, k, v, o, lse, workspace, stream);
 }
 
 extern "C" const attn_step attn_step_info = {
