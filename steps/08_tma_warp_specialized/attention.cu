@@ -131,6 +131,7 @@
 #include "mma_sm80.cuh"
 #include "mma_sm90.cuh"
 #include "step.cuh"
+#include <type_traits>   /* std::integral_constant: the ragged tile's width */
 
 typedef __nv_bfloat16 bf16;
 
@@ -174,6 +175,12 @@ constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 #define ATTN08_PERSISTENT 1
 #endif
 
+/* 1: the ragged last key tile (not causal) runs at width 64 or 128 when its keys fit (below);
+ * 0: at full width, masked, like every step before. */
+#ifndef ATTN08_NARROW_LAST
+#define ATTN08_NARROW_LAST 1
+#endif
+
 /* For the lesson only: 1 drops the mask of the ragged last key tile (step 01's bug, here with
  * TMA's zero fill); the checks must then fail. */
 #ifndef ATTN08_NO_RAGGED_MASK
@@ -200,28 +207,30 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap *map, 
         tma_load_3d(dst + a * tile_bytes<64>(ROWS), map, 64 * a, row0, bh, bar);
 }
 
-/* s = Q_wg K^T for one key tile: D/16 wgmmas m64n{Bc}k16, both operands K-major in smem. The
- * k-th slice of 16 features is 32 bytes into atom k / 4 (the hardware applies the swizzle). */
-template <int D, int Bc, int Br>
-__device__ __forceinline__ void issue_qk(float (&s)[Bc / 2], uint32_t q_wg, uint32_t k_tile)
+/* s = Q_wg K^T for the first N keys of one key tile of Bc rows (N < Bc: the ragged tile,
+ * below): D/16 wgmmas m64n{N}k16, both operands K-major in smem. The k-th slice of 16 features
+ * is 32 bytes into atom k / 4 (the hardware applies the swizzle). */
+template <int D, int Bc, int Br, int N = Bc>
+__device__ __forceinline__ void issue_qk(float (&s)[N / 2], uint32_t q_wg, uint32_t k_tile)
 {
 #pragma unroll
     for (int k = 0; k < D / 16; k++) {
         const uint32_t off = (k % 4) * 32;
         const uint64_t a = wgmma_desc(q_wg + (k / 4) * tile_bytes<64>(Br) + off, 16, 1024);
         const uint64_t b = wgmma_desc(k_tile + (k / 4) * tile_bytes<64>(Bc) + off, 16, 1024);
-        wgmma_bf16<Bc>::ss(s, a, b, k > 0);
+        wgmma_bf16<N>::ss(s, a, b, k > 0);
     }
 }
 
-/* o += P V for one key tile: Bc/16 wgmmas m64n{D}k16, P from registers, V [keys, D] in smem as
- * an MN-major B (16 keys = 16 rows = 2048 bytes further per slice; LBO = the next 64 features). */
-template <int D, int Bc>
-__device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[Bc / 4],
+/* o += P V for the first N keys of one key tile: N/16 wgmmas m64n{D}k16, P from registers, V
+ * [keys, D] in smem as an MN-major B (16 keys = 16 rows = 2048 bytes further per slice; LBO =
+ * the next 64 features, Bc rows further). */
+template <int D, int Bc, int N = Bc>
+__device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[N / 4],
                                          uint32_t v_tile)
 {
 #pragma unroll
-    for (int k = 0; k < Bc / 16; k++) {
+    for (int k = 0; k < N / 16; k++) {
         const uint32_t a[4] = {p[4 * k], p[4 * k + 1], p[4 * k + 2], p[4 * k + 3]};
         const uint64_t b = wgmma_desc(v_tile + k * 16 * 128, tile_bytes<64>(Bc), 1024);
         wgmma_bf16<D>::rs_mn(o, a, b, 1);
@@ -473,6 +482,14 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         return (!ATTN08_NO_RAGGED_MASK && k0 + Bc > Nk) || (causal && k0 + Bc - 1 > wg_row0);
     };
 
+    /* The ragged last key tile (not causal: Nk % Bc keys) runs at its own width, 64 or 128
+     * (below); the tiles before it run as ever, n_main of them. */
+    const int r_keys = Nk - (int)(n_kt - 1) * Bc;
+    int narrow = 0;
+    if (ATTN08_NARROW_LAST && !causal && n_tiles >= 2 && j0 + n_tiles == (int)n_kt)
+        narrow = r_keys <= 64 ? 64 : Bc > 128 && r_keys <= 128 ? 128 : 0;
+    const int n_main = n_tiles - (narrow > 0);
+
     /* Prologue: S_0 = Q K_0^T; its softmax. */
     mbar_wait(bar_q, nq & 1);
     wait_full(full_k, it);
@@ -492,7 +509,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     for (int i = 0; i < Bc / 4; i++)
         p[i] = pack_bf16(s[2 * i], s[2 * i + 1]);
 
-    for (int j = 1; j < n_tiles; j++) {
+    for (int j = 1; j < n_main; j++) {
         /* K_j and V_{j-1} have landed (the producer has been ahead since the start). */
         wait_full(full_k, it + j);
         wait_full(full_v, it + j - 1);
@@ -533,17 +550,64 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     }
 
     /* The last P V; its V stage goes back too (the next work tile's loads wait for it). */
-    wait_full(full_v, it + n_tiles - 1);
+    wait_full(full_v, it + n_main - 1);
     reg_fence(o);
     reg_fence(p);
     my_turn();
     wgmma_fence();
-    issue_pv<D, Bc>(o, p, sV + ((it + n_tiles - 1) % STAGES) * KV);
+    issue_pv<D, Bc>(o, p, sV + ((it + n_main - 1) % STAGES) * KV);
     wgmma_commit();
-    your_turn(last_work);
+    your_turn(last_work && !narrow);
     wgmma_wait<0>();
     reg_fence(o);
-    release(empty_v, it + n_tiles - 1);
+    release(empty_v, it + n_main - 1);
+
+    /* The ragged last key tile, at width NR = 64 or 128 instead of Bc: at N = 4096, Bc = 176 it
+     * holds 48 keys, and at full width its S and P V computed 3.7 times that (3% of the work
+     * tile; ncu: the cycles step 08 spent over cuDNN's at that shape). Its own S and P arrays,
+     * a step of the loop above without the overlap (S, softmax, P V), the same ring slot and
+     * turns. A separate step, not a narrower wgmma inside the loop: ptxas serializes every
+     * wgmma of the kernel when the loop's accumulators meet two wgmma shapes in branches
+     * (C7511, C7515, C7520: notes/08). The mask sets keys past Nk to -inf, as ever. */
+    auto ragged_tile = [&](auto nr) {
+        constexpr int NR = decltype(nr)::value;
+        const int i = it + n_tiles - 1, k0 = (j0 + n_tiles - 1) * Bc;
+        float sr[NR / 2];
+        uint32_t pr[NR / 4];
+        wait_full(full_k, i);
+        my_turn();
+        wgmma_fence();
+        issue_qk<D, Bc, Br, NR>(sr, q_wg, sK + (i % STAGES) * KV);
+        wgmma_commit();
+        your_turn(false);
+        wgmma_wait<0>();
+        reg_fence(sr);
+        release(empty_k, i);
+        if (lane == 0)
+            mbar_arrive(empty_q);
+        online_softmax<NR>(sr, m, l, alpha, c, !ATTN08_NO_RAGGED_MASK, k0, row, Nk, causal, t);
+#pragma unroll
+        for (int x = 0; x < D / 2; x++)
+            o[x] *= alpha[(x / 2) % 2];
+#pragma unroll
+        for (int x = 0; x < NR / 4; x++)
+            pr[x] = pack_bf16(sr[2 * x], sr[2 * x + 1]);
+        wait_full(full_v, i);
+        reg_fence(o);
+        reg_fence(pr);
+        my_turn();
+        wgmma_fence();
+        issue_pv<D, Bc, NR>(o, pr, sV + (i % STAGES) * KV);
+        wgmma_commit();
+        your_turn(last_work);
+        wgmma_wait<0>();
+        reg_fence(o);
+        release(empty_v, i);
+    };
+    if (narrow == 64)
+        ragged_tile(std::integral_constant<int, 64>());
+    else if (narrow == 128)
+        ragged_tile(std::integral_constant<int, (Bc > 128 ? 128 : 64)>());
     it += n_tiles;
 
     /* Epilogue: finish the row sums across the quad, O = acc / l, lse = m * scale + ln l.
