@@ -131,7 +131,6 @@
 #include "mma_sm80.cuh"
 #include "mma_sm90.cuh"
 #include "step.cuh"
-#include <type_traits>   /* std::integral_constant: the ragged tile's width */
 
 typedef __nv_bfloat16 bf16;
 
@@ -175,12 +174,6 @@ constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 #define ATTN08_PERSISTENT 1
 #endif
 
-/* 1: the ragged last key tile (not causal) runs at width 64 or 128 when its keys fit (below);
- * 0: at full width, masked, like every step before. */
-#ifndef ATTN08_NARROW_LAST
-#define ATTN08_NARROW_LAST 1
-#endif
-
 /* For the lesson only: 1 drops the mask of the ragged last key tile (step 01's bug, here with
  * TMA's zero fill); the checks must then fail. */
 #ifndef ATTN08_NO_RAGGED_MASK
@@ -207,30 +200,28 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap *map, 
         tma_load_3d(dst + a * tile_bytes<64>(ROWS), map, 64 * a, row0, bh, bar);
 }
 
-/* s = Q_wg K^T for the first N keys of one key tile of Bc rows (N < Bc: the ragged tile,
- * below): D/16 wgmmas m64n{N}k16, both operands K-major in smem. The k-th slice of 16 features
- * is 32 bytes into atom k / 4 (the hardware applies the swizzle). */
-template <int D, int Bc, int Br, int N = Bc>
-__device__ __forceinline__ void issue_qk(float (&s)[N / 2], uint32_t q_wg, uint32_t k_tile)
+/* s = Q_wg K^T for one key tile: D/16 wgmmas m64n{Bc}k16, both operands K-major in smem. The
+ * k-th slice of 16 features is 32 bytes into atom k / 4 (the hardware applies the swizzle). */
+template <int D, int Bc, int Br>
+__device__ __forceinline__ void issue_qk(float (&s)[Bc / 2], uint32_t q_wg, uint32_t k_tile)
 {
 #pragma unroll
     for (int k = 0; k < D / 16; k++) {
         const uint32_t off = (k % 4) * 32;
         const uint64_t a = wgmma_desc(q_wg + (k / 4) * tile_bytes<64>(Br) + off, 16, 1024);
         const uint64_t b = wgmma_desc(k_tile + (k / 4) * tile_bytes<64>(Bc) + off, 16, 1024);
-        wgmma_bf16<N>::ss(s, a, b, k > 0);
+        wgmma_bf16<Bc>::ss(s, a, b, k > 0);
     }
 }
 
-/* o += P V for the first N keys of one key tile: N/16 wgmmas m64n{D}k16, P from registers, V
- * [keys, D] in smem as an MN-major B (16 keys = 16 rows = 2048 bytes further per slice; LBO =
- * the next 64 features, Bc rows further). */
-template <int D, int Bc, int N = Bc>
-__device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[N / 4],
+/* o += P V for one key tile: Bc/16 wgmmas m64n{D}k16, P from registers, V [keys, D] in smem as
+ * an MN-major B (16 keys = 16 rows = 2048 bytes further per slice; LBO = the next 64 features). */
+template <int D, int Bc>
+__device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[Bc / 4],
                                          uint32_t v_tile)
 {
 #pragma unroll
-    for (int k = 0; k < N / 16; k++) {
+    for (int k = 0; k < Bc / 16; k++) {
         const uint32_t a[4] = {p[4 * k], p[4 * k + 1], p[4 * k + 2], p[4 * k + 3]};
         const uint64_t b = wgmma_desc(v_tile + k * 16 * 128, tile_bytes<64>(Bc), 1024);
         wgmma_bf16<D>::rs_mn(o, a, b, 1);
@@ -291,7 +282,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2]
  * w = blockIdx.x, blockIdx.x + gridDim.x, ... of B*H*Tq; block: NWG consumer warpgroups
  * (0 .. NWG-1) + one producer warpgroup (NWG). Q, K, V: tensor maps over [B*H, N, D] bf16;
  * O: [B, H, Nq, D] bf16; lse: [B, H, Nq] float. */
-template <int D, int NWG, int Bc>
+template <int D, int NWG, int Bc, bool SPLIT>
 __global__ void __launch_bounds__((NWG + 1) * WG, 1)
 attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
               const __grid_constant__ CUtensorMap tmV, bf16 *__restrict__ O,
@@ -337,20 +328,22 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         const int kv_end = causal ? min(Nk, q0 + Br) : Nk;
         n_tiles = (kv_end + Bc - 1) / Bc;
     };
-    /* Which work a block does: its pieces k = 0 .. n_pieces - 1, each the key tiles [j0, j0 +
-     * n_tiles) of one work tile. Work tiles 0 .. n_dp - 1 go whole, with a stride of gridDim.x
-     * (block b: b, b + gridDim.x, ...). The rest, n_work - n_dp (not causal: gridDim.x plus the
-     * remainder of n_work / gridDim.x, at most two rounds), go "stream-K": their key tiles, all
-     * (n_work - n_dp) * n_kt of them in work order, are cut into gridDim.x equal ranges, one per
-     * block. With whole tiles the last round ran n_work % gridDim.x of them while the other SMs
-     * idled (N = 4096, D = 128: 1024 tiles on 132 SMs, 7.76 tiles of work per SM in 8 rounds).
+    /* SPLIT = false (causal, and D = 64): block b takes work tiles w = b, b + gridDim.x, ...
+     * whole, as above. SPLIT = true (D = 128, not causal; launch() says why only there): stream-K.
+     * A block's pieces k = 0 .. n_pieces - 1 are each the key tiles [j0, j0 + n_tiles) of one
+     * work tile. Work tiles 0 .. n_dp - 1 go whole, with the same stride. The rest, n_work - n_dp
+     * (gridDim.x plus the remainder of n_work / gridDim.x: the last two rounds), are cut: their
+     * key tiles, all (n_work - n_dp) * n_kt of them in work order, make gridDim.x equal ranges,
+     * one per block. With whole tiles the last round ran n_work % gridDim.x of them while the
+     * other SMs idled (N = 4096: 1024 tiles on 132 SMs, 7.76 tiles of work per SM in 8 rounds).
      * A range is at least n_kt long, so a work tile is cut at most once, at the boundary between
      * blocks b and b + 1: its head piece (j0 = 0) ends block b, its tail piece starts block
      * b + 1, and both use slot b of the workspace (below, at the epilogue). */
     const unsigned blk = blockIdx.x, nb = gridDim.x, n_kt = (unsigned)(Nk + Bc - 1) / Bc;
-    unsigned n_pieces = blk < n_dp ? (n_dp - blk + nb - 1) / nb : 0, lo = 0, hi = 0;
-    const unsigned n_dp_b = n_pieces;
-    if (n_dp < n_work) {   /* stream-K (never causal): n_sk < 2^32 (launch() checks) */
+    unsigned n_pieces = 0, n_dp_b = 0, lo = 0, hi = 0;
+    if constexpr (SPLIT)
+        n_pieces = n_dp_b = blk < n_dp ? (n_dp - blk + nb - 1) / nb : 0;
+    if (SPLIT && n_dp < n_work) {   /* stream-K (never causal): n_sk < 2^32 (launch() checks) */
         const unsigned n_sk = (n_work - n_dp) * n_kt, len = n_sk / nb, rem = n_sk % nb;
         lo = blk * len + min(blk, rem);   /* ranges of len + 1 key tiles first, then len */
         hi = lo + len + (blk < rem);
@@ -399,9 +392,15 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             /* it counts K/V tiles over the block's whole life: the ring runs on across work
              * tiles, so the next tile's first K and V load while this one finishes. */
             int it = 0, nq = 0;
-            for (unsigned k = 0; k < n_pieces; k++, nq++) {
-                int bh, q0, j0, n_tiles, slot, role;
-                piece(k, bh, q0, j0, n_tiles, slot, role);
+            for (unsigned k = 0, w = blockIdx.x; SPLIT ? k < n_pieces : w < n_work;
+                 k++, w += gridDim.x, nq++) {
+                int bh, q0, j0 = 0, n_tiles, slot = -1, role = 0;
+                if constexpr (SPLIT)
+                    piece(k, bh, q0, j0, n_tiles, slot, role);
+                else
+                    work(w, bh, q0, n_tiles);
+                (void)slot;
+                (void)role;
                 /* the single Q buffer: the nq-th load waits for the (nq-1)-th release */
                 mbar_wait(empty_q, (nq & 1) ^ 1);
                 mbar_arrive_expect_tx(bar_q, tile_bytes<D>(Br));
@@ -465,10 +464,14 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     /* One work tile per pass. Its body keeps step 07's indentation on purpose, so that `make
      * diff A=07 B=08` shows what changed inside it rather than a re-indented kernel. */
     int it = 0, nq = 0;
-    for (unsigned k = 0; k < n_pieces; k++, nq++) {
-    int bh, q0, j0, n_tiles, slot, role;
-    piece(k, bh, q0, j0, n_tiles, slot, role);
-    const bool last_work = k == n_pieces - 1;
+    for (unsigned k = 0, w = blockIdx.x; SPLIT ? k < n_pieces : w < n_work;
+         k++, w += gridDim.x, nq++) {
+    int bh, q0, j0 = 0, n_tiles, slot = -1, role = 0;
+    if constexpr (SPLIT)
+        piece(k, bh, q0, j0, n_tiles, slot, role);
+    else
+        work(w, bh, q0, n_tiles);
+    const bool last_work = SPLIT ? k == n_pieces - 1 : n_work - w <= gridDim.x;
     const int wg_row0 = q0 + 64 * wg;   /* first query row of this warpgroup */
     const int row[2] = {wg_row0 + 16 * warp + g, wg_row0 + 16 * warp + g + 8};   /* rows a = 0, 1 */
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, alpha[2];
@@ -481,14 +484,6 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     auto needs_mask = [&](int k0) {
         return (!ATTN08_NO_RAGGED_MASK && k0 + Bc > Nk) || (causal && k0 + Bc - 1 > wg_row0);
     };
-
-    /* The ragged last key tile (not causal: Nk % Bc keys) runs at its own width, 64 or 128
-     * (below); the tiles before it run as ever, n_main of them. */
-    const int r_keys = Nk - (int)(n_kt - 1) * Bc;
-    int narrow = 0;
-    if (ATTN08_NARROW_LAST && !causal && n_tiles >= 2 && j0 + n_tiles == (int)n_kt)
-        narrow = r_keys <= 64 ? 64 : Bc > 128 && r_keys <= 128 ? 128 : 0;
-    const int n_main = n_tiles - (narrow > 0);
 
     /* Prologue: S_0 = Q K_0^T; its softmax. */
     mbar_wait(bar_q, nq & 1);
@@ -509,7 +504,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     for (int i = 0; i < Bc / 4; i++)
         p[i] = pack_bf16(s[2 * i], s[2 * i + 1]);
 
-    for (int j = 1; j < n_main; j++) {
+    for (int j = 1; j < n_tiles; j++) {
         /* K_j and V_{j-1} have landed (the producer has been ahead since the start). */
         wait_full(full_k, it + j);
         wait_full(full_v, it + j - 1);
@@ -550,64 +545,17 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     }
 
     /* The last P V; its V stage goes back too (the next work tile's loads wait for it). */
-    wait_full(full_v, it + n_main - 1);
+    wait_full(full_v, it + n_tiles - 1);
     reg_fence(o);
     reg_fence(p);
     my_turn();
     wgmma_fence();
-    issue_pv<D, Bc>(o, p, sV + ((it + n_main - 1) % STAGES) * KV);
+    issue_pv<D, Bc>(o, p, sV + ((it + n_tiles - 1) % STAGES) * KV);
     wgmma_commit();
-    your_turn(last_work && !narrow);
+    your_turn(last_work);
     wgmma_wait<0>();
     reg_fence(o);
-    release(empty_v, it + n_main - 1);
-
-    /* The ragged last key tile, at width NR = 64 or 128 instead of Bc: at N = 4096, Bc = 176 it
-     * holds 48 keys, and at full width its S and P V computed 3.7 times that (3% of the work
-     * tile; ncu: the cycles step 08 spent over cuDNN's at that shape). Its own S and P arrays,
-     * a step of the loop above without the overlap (S, softmax, P V), the same ring slot and
-     * turns. A separate step, not a narrower wgmma inside the loop: ptxas serializes every
-     * wgmma of the kernel when the loop's accumulators meet two wgmma shapes in branches
-     * (C7511, C7515, C7520: notes/08). The mask sets keys past Nk to -inf, as ever. */
-    auto ragged_tile = [&](auto nr) {
-        constexpr int NR = decltype(nr)::value;
-        const int i = it + n_tiles - 1, k0 = (j0 + n_tiles - 1) * Bc;
-        float sr[NR / 2];
-        uint32_t pr[NR / 4];
-        wait_full(full_k, i);
-        my_turn();
-        wgmma_fence();
-        issue_qk<D, Bc, Br, NR>(sr, q_wg, sK + (i % STAGES) * KV);
-        wgmma_commit();
-        your_turn(false);
-        wgmma_wait<0>();
-        reg_fence(sr);
-        release(empty_k, i);
-        if (lane == 0)
-            mbar_arrive(empty_q);
-        online_softmax<NR>(sr, m, l, alpha, c, !ATTN08_NO_RAGGED_MASK, k0, row, Nk, causal, t);
-#pragma unroll
-        for (int x = 0; x < D / 2; x++)
-            o[x] *= alpha[(x / 2) % 2];
-#pragma unroll
-        for (int x = 0; x < NR / 4; x++)
-            pr[x] = pack_bf16(sr[2 * x], sr[2 * x + 1]);
-        wait_full(full_v, i);
-        reg_fence(o);
-        reg_fence(pr);
-        my_turn();
-        wgmma_fence();
-        issue_pv<D, Bc, NR>(o, pr, sV + (i % STAGES) * KV);
-        wgmma_commit();
-        your_turn(last_work);
-        wgmma_wait<0>();
-        reg_fence(o);
-        release(empty_v, i);
-    };
-    if (narrow == 64)
-        ragged_tile(std::integral_constant<int, 64>());
-    else if (narrow == 128)
-        ragged_tile(std::integral_constant<int, (Bc > 128 ? 128 : 64)>());
+    release(empty_v, it + n_tiles - 1);
     it += n_tiles;
 
     /* Epilogue: finish the row sums across the quad, O = acc / l, lse = m * scale + ln l.
@@ -615,6 +563,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
      * loop reads at N = 4096, D = 128), so a TMA store would save little and cost an smem
      * staging tile and another fence; the row guard is what keeps rows past Nq out. Meanwhile
      * the producer is already loading the next work tile's Q, K and V. */
+    if constexpr (SPLIT) {
 #pragma unroll
     for (int a = 0; a < 2; a++) {
         l[a] += __shfl_xor_sync(0xffffffffu, l[a], 1);
@@ -666,10 +615,15 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             o[4 * j + 3] = o[4 * j + 3] * a_me[1] + x.w * a_o[1];
         }
     }
+    }   /* SPLIT */
     bf16 *Ob = O + (size_t)bh * Nq * D;
     float *lseb = lse + (size_t)bh * Nq;
 #pragma unroll
     for (int a = 0; a < 2; a++) {
+        if constexpr (!SPLIT) {
+            l[a] += __shfl_xor_sync(0xffffffffu, l[a], 1);
+            l[a] += __shfl_xor_sync(0xffffffffu, l[a], 2);
+        }
         if (row[a] >= Nq)
             continue;   /* rows past Nq were computed from zero queries; never stored */
         const float inv = 1.f / l[a];
@@ -716,9 +670,12 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
     return ATTN_OK;
 }
 
-/* Stream-K (the kernel says why): the last rounds of work tiles, when not causal, are cut into
- * equal ranges of key tiles, one per block; -DATTN08_STREAMK=0 runs every work tile whole. The
- * workspace holds, per block boundary, the two partial results of the tile cut there, and a
+/* Stream-K (the kernel says why): the last two rounds of work tiles are cut into equal ranges
+ * of key tiles, one per block; -DATTN08_STREAMK=0 runs every work tile whole. Only at D = 128,
+ * not causal (the kernel's SPLIT): measured on the H200 (notes/08), +1.1-2.8% there at N = 4096
+ * to 16384, while at D = 64 it gained nothing, and the code it adds cost the D = 64 and causal
+ * kernels 1-2% even when it cut no tile; with SPLIT = false their code is as before it.
+ * The workspace holds, per block boundary, the two partial results of the tile cut there, and a
  * counter per consumer warp. Its size may not depend on the GPU (workspace_bytes() is asked
  * before the launch, maybe for another device), so it is sized for up to SK_MAX_GRID blocks
  * (GH100 has 144 SMs; an H200 132), and a larger grid runs without stream-K. */
@@ -736,7 +693,7 @@ constexpr long long SK_MIN_KEY_TILES = ATTN08_SK_MIN_KEY_TILES;
 
 static bool streamk(const attn_problem *p)
 {
-    return ATTN08_STREAMK && ATTN08_PERSISTENT >= 1 && !p->causal;
+    return ATTN08_STREAMK && ATTN08_PERSISTENT >= 1 && !p->causal && p->head_dim == 128;
 }
 
 /* bytes: the counters (blocks x 8 warps, rounded to 256 bytes), then 2 partials per block:
@@ -778,7 +735,7 @@ static attn_status make_map(PFN_cuTensorMapEncodeTiled_v12000 encode, CUtensorMa
     return r == CUDA_SUCCESS ? ATTN_OK : ATTN_ERR_CUDA;
 }
 
-template <int D, int Bc>
+template <int D, int Bc, bool SPLIT>
 static attn_status launch(const attn_problem *p, const void *q, const void *k, const void *v,
                           void *o, float *lse, void *ws, cudaStream_t stream)
 {
@@ -797,7 +754,7 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
     /* Q, STAGES K and V stages, the mbarriers, plus 1 KB to align the base to a swizzle line */
     constexpr size_t smem = tile_bytes<D>(Br) + 2 * STAGES * tile_bytes<D>(Bc) +
                             8 * (2 + 4 * STAGES) + 1024;
-    auto kernel = attention_fwd<D, NWG, Bc>;
+    auto kernel = attention_fwd<D, NWG, Bc, SPLIT>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
         cudaSuccess)
         return ATTN_ERR_CUDA;
@@ -819,7 +776,7 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
      * ranges of 42.2 key tiles (24 per work tile at D = 128). */
     long long n_dp = n_work;
     const long long n_kt = (p->seq_k + Bc - 1) / Bc;
-    if (streamk(p) && n_work > blocks && n_work % blocks != 0 && blocks <= SK_MAX_GRID &&
+    if (SPLIT && streamk(p) && n_work > blocks && n_work % blocks != 0 && blocks <= SK_MAX_GRID &&
         n_kt >= SK_MIN_KEY_TILES && (n_work % blocks + blocks) * n_kt < (1ll << 32)) {
         n_dp = (n_work / blocks - 1) * blocks;
         /* the counters start at 0 (the workspace comes undefined); the partials need nothing */
@@ -859,10 +816,12 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
     if (step_device_cc() != 90)   /* TMA maps, wgmma, setmaxnreg: sm_90a only; never launch */
         return ATTN_ERR_UNSUPPORTED;   /* elsewhere, and never touch the driver API there */
     if (p->head_dim == 64)
-        return p->causal ? launch<64, Tiles<64>::Bc>(p, q, k, v, o, lse, workspace, stream)
-                         : launch<64, Tiles<64>::Bc_full>(p, q, k, v, o, lse, workspace, stream);
-    return p->causal ? launch<128, Tiles<128>::Bc>(p, q, k, v, o, lse, workspace, stream)
-                     : launch<128, Tiles<128>::Bc_full>(p, q, k, v, o, lse, workspace, stream);
+        return p->causal
+                   ? launch<64, Tiles<64>::Bc, false>(p, q, k, v, o, lse, workspace, stream)
+                   : launch<64, Tiles<64>::Bc_full, false>(p, q, k, v, o, lse, workspace, stream);
+    return p->causal
+               ? launch<128, Tiles<128>::Bc, false>(p, q, k, v, o, lse, workspace, stream)
+               : launch<128, Tiles<128>::Bc_full, true>(p, q, k, v, o, lse, workspace, stream);
 }
 
 extern "C" const attn_step attn_step_info = {
