@@ -35,6 +35,12 @@
  *     flight, S_0 with nothing to overlap) and its drain alone. Causal keeps one block per work
  *     tile: the hardware's hand-out, heaviest first, balances the uneven tiles better than a
  *     fixed stride (measured: persistent causal +6-9% at N=4096 but -12% at 16384, D=128).
+ *   - Stream-K (D = 128, not causal, >= 16 key tiles per work tile): whole work tiles leave the
+ *     last round part-empty (1024 tiles on 132 SMs: 7.76 rounds' work in 8), so the last two
+ *     rounds are cut into 132 equal ranges of key tiles instead. A tile cut in two leaves two
+ *     partial (O, m, l) in the workspace, and whichever piece ends second merges them and
+ *     stores O (an atomic count per warp, no waiting). H200: +1.1-1.4% at N=4096, +2.7-2.8% at
+ *     8192, +1.9-2.0% at 16384 (notes/08); nothing at D = 64, where it is off.
  *
  * Tensor maps (make_map). [B, H, N, D] is seen as the 3-D tensor (D, N, B*H), innermost first,
  * box = 64 features (128 B: the widest the 128-byte swizzle allows) x Br or Bc rows x 1 head.
@@ -100,7 +106,10 @@
  *   all beat 128 (+0.5-1.5% at N=4096, +1.5-2.6% at 16384); D=64 gains most at 192 (+3.5% at
  *   16384). Shipped: 176 at D=128 (192 spills 16 bytes in the persistent kernel; 176 none, and
  *   measured the same), 192 at D=64. Causal keeps 128 = Br: the diagonal tiles stay square.
- *   Left for later (FA3's remaining gap): 3 consumer warpgroups with 192x192 tiles at D=64, a
+ *   Left for later (FA3's remaining gap): the ragged last key tile at its own width (at N=4096,
+ *   Bc=176 computes 4224 keys for 4096: 3%; built as a separate step after the loop, a17f55a,
+ *   and measured 1.1-1.9% slower at D=128; narrower wgmmas inside the loop make ptxas
+ *   serialize every wgmma), 3 consumer warpgroups with 192x192 tiles at D=64, a
  *   persistent causal grid with a dynamic (atomic) tile scheduler (built and measured: +2-13%
  *   more at causal N <= 4096, but every way of handing the tile number to the consumers cost
  *   2-6% when not causal or was reported by racecheck; notes/08), 2-CTA clusters with TMA
@@ -110,12 +119,14 @@
  * tile skipping; Q, K, V 16-byte aligned (else the encoder refuses: ATTN_ERR_CUDA). Hopper only
  * (sm_90a): forward() returns UNSUPPORTED on any other GPU before touching the driver API. One
  * block of 384 threads per SM; shared memory 209 KB (D=128, Bc = 176) / 113 KB (D=64, Bc = 192),
- * 161 / 81 KB (+1 KB of alignment) with Bc = 128 (causal).
+ * 161 / 81 KB (+1 KB of alignment) with Bc = 128 (causal). Workspace: none, but at D = 128 not
+ * causal 139 KB per block of the grid (at most 144: 20 MB) for stream-K's partials.
  *
  * Variants (one source): -DATTN08_PINGPONG=0 (no turns), -DATTN08_SETMAXNREG=0 (no register
  * reallocation; D=128 spills), -DATTN08_PERSISTENT=0 (one block per work tile) or =2 (persistent
  * causal too), -DATTN08_BC64_FULL=N / -DATTN08_BC128_FULL=N (N = 128, 160, 176, 192: the
- * non-causal key tile), -DATTN08_NO_RAGGED_MASK=1 (the deliberate bug above).
+ * non-causal key tile), -DATTN08_STREAMK=0 (no stream-K), -DATTN08_SK_MIN_KEY_TILES=N (stream-K
+ * from N key tiles per work tile on), -DATTN08_NO_RAGGED_MASK=1 (the deliberate bug above).
  *
  * Check when editing: `-Xptxas -v` must print no "(C7512)/(C7514) ... wgmma.mma_async
  * instructions are serialized" line and 0 spill bytes; SASS must show UTMALDG, HGMMA, SYNCS and
@@ -673,8 +684,8 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
 /* Stream-K (the kernel says why): the last two rounds of work tiles are cut into equal ranges
  * of key tiles, one per block; -DATTN08_STREAMK=0 runs every work tile whole. Only at D = 128,
  * not causal (the kernel's SPLIT): measured on the H200 (notes/08), +1.1-2.8% there at N = 4096
- * to 16384, while at D = 64 it gained nothing, and the code it adds cost the D = 64 and causal
- * kernels 1-2% even when it cut no tile; with SPLIT = false their code is as before it.
+ * to 16384, while at D = 64 it gained at most 1.5%, and its code cost the D = 64 and causal
+ * kernels 0.6-2.5% even built to cut no tile; with SPLIT = false their PTX is as before it.
  * The workspace holds, per block boundary, the two partial results of the tile cut there, and a
  * counter per consumer warp. Its size may not depend on the GPU (workspace_bytes() is asked
  * before the launch, maybe for another device), so it is sized for up to SK_MAX_GRID blocks

@@ -6,7 +6,7 @@
 #   check08.csv  the check's rows
 #   standard.csv, peers_standard.csv, bench.log, meta.txt: the standard sweep, every step, and
 #                SDPA's backends, in this one call
-# Usage (repo root, LD_LIBRARY_PATH set): ATTN_GIT_SHA=<sha> bench/results/h200/sk08/final.sh OUT
+# Usage (repo root, LD_LIBRARY_PATH set): ATTN_GIT_SHA=<sha> bench/results/h200/sk08/final/run.sh OUT
 set -u
 o=$1; t0=$SECONDS; log=$o/verify.log
 {

@@ -7,7 +7,7 @@
 #               then the sweep CSV's)
 #   peers.csv   SDPA's flash and cuDNN on the same sweep, in the same call
 #   check08.csv the check's rows
-# Usage (repo root, LD_LIBRARY_PATH set): bench/results/h200/sk08/run.sh OUT
+# Usage (repo root, LD_LIBRARY_PATH set): bench/results/h200/sk08/call1/run.sh OUT
 set -u
 o=$1; d=bench/results/h200/sk08; log=$o/r.log; t0=$SECONDS
 {
