@@ -517,6 +517,39 @@ Test(contract, every_step_validates_its_input)
     }
 }
 
+/* Step 08's workspace (stream-K's partials, notes/08) is asked for before the launch, maybe with
+ * no GPU at all, so its size may not depend on the device: at D = 128, not causal, it must hold
+ * two partials (256 consumer threads x (D/2 + 4) floats) for every block of any grid stream-K
+ * runs on (up to 144, GH100's SM count), or for every work tile when there are fewer. Nothing
+ * otherwise. Shrink it and the kernel writes past the caller's buffer. */
+Test(contract, step08_workspace_covers_any_grid)
+{
+    loaded_step steps[MAX_STEPS];
+    char err[512];
+    int n = steps_load(steps, MAX_STEPS, err, sizeof err);
+    cr_assert(n > 0, "%s", err);
+    const attn_step *s = steps_find(steps, n, "08");
+    if (!s)
+        cr_skip_test("step 08 is not built");
+    const size_t per_block = 2 * 256 * (128 / 2 + 4) * sizeof(float);
+    attn_problem p = problem(4, 8, 4096, 4096, 128, 0);
+    p.dtype = ATTN_BF16;
+    cr_expect(s->workspace_bytes(&p, 0) >= 144 * per_block, "1024 work tiles: %zu bytes",
+              s->workspace_bytes(&p, 0));
+    p = problem(1, 3, 300, 5000, 128, 0);   /* 9 work tiles: at most 9 blocks */
+    p.dtype = ATTN_BF16;
+    cr_expect(s->workspace_bytes(&p, 0) >= 9 * per_block);
+    const attn_problem none[] = {problem(4, 8, 4096, 4096, 128, 1), problem(4, 8, 4096, 4096, 64, 0),
+                                 problem(1, 1, 128, 4096, 128, 0)};   /* causal, D = 64, 1 tile */
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+        attn_problem q = none[i];
+        q.dtype = ATTN_BF16;
+        cr_expect(s->workspace_bytes(&q, 0) == 0, "case %zu: %zu bytes", i,
+                  s->workspace_bytes(&q, 0));
+    }
+    cr_expect(s->workspace_bytes(&p, 1) == 0, "no backward, no workspace");
+}
+
 /* The GPU requirement: a step bounded to cc 9.0 fits 9.0 only, and says why elsewhere. */
 Test(contract, gpu_requirement)
 {
