@@ -187,6 +187,9 @@ constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 
 /* For the lesson only: 1 drops the mask of the ragged last key tile (step 01's bug, here with
  * TMA's zero fill); the checks must then fail. */
+#ifndef ATTN08_SK_NOMEMSET
+#define ATTN08_SK_NOMEMSET 0
+#endif
 #ifndef ATTN08_NO_RAGGED_MASK
 #define ATTN08_NO_RAGGED_MASK 0
 #endif
@@ -604,6 +607,10 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             first = atomicAdd(count, 1u) == 0;
         if (__shfl_sync(0xffffffffu, first, 0))
             continue;   /* the other piece will finish these rows */
+#if ATTN08_SK_NOMEMSET
+        if (lane == 0)
+            *count = 0;   /* EXPERIMENT: self-reset, launch() skips the memset */
+#endif
         __threadfence();   /* the other partial, counted in before mine, is visible */
         const float4 ml = __ldcg(theirs + D / 8 * NT);
         const float m_o[2] = {ml.x, ml.y}, l_o[2] = {ml.z, ml.w};
@@ -791,7 +798,8 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
         n_kt >= SK_MIN_KEY_TILES && (n_work % blocks + blocks) * n_kt < (1ll << 32)) {
         n_dp = (n_work / blocks - 1) * blocks;
         /* the counters start at 0 (the workspace comes undefined); the partials need nothing */
-        if (!ws || cudaMemsetAsync(ws, 0, sk_counter_bytes(blocks), stream) != cudaSuccess)
+        if (!ws || (!ATTN08_SK_NOMEMSET &&
+                    cudaMemsetAsync(ws, 0, sk_counter_bytes(blocks), stream) != cudaSuccess))
             return ATTN_ERR_CUDA;
     }
     /* Heads per section of the work order (the kernel says why): 1 when not causal; when causal,
