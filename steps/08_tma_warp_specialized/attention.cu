@@ -187,6 +187,9 @@ constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 
 /* For the lesson only: 1 drops the mask of the ragged last key tile (step 01's bug, here with
  * TMA's zero fill); the checks must then fail. */
+#ifndef ATTN08_Q_RS
+#define ATTN08_Q_RS 0
+#endif
 #ifndef ATTN08_SK_NOMEMSET
 #define ATTN08_SK_NOMEMSET 0
 #endif
@@ -225,6 +228,19 @@ __device__ __forceinline__ void issue_qk(float (&s)[Bc / 2], uint32_t q_wg, uint
         const uint64_t a = wgmma_desc(q_wg + (k / 4) * tile_bytes<64>(Br) + off, 16, 1024);
         const uint64_t b = wgmma_desc(k_tile + (k / 4) * tile_bytes<64>(Bc) + off, 16, 1024);
         wgmma_bf16<Bc>::ss(s, a, b, k > 0);
+    }
+}
+
+/* EXPERIMENT (ATTN08_Q_RS): the same with Q from registers (the A fragments, loaded once per
+ * work tile), so that the S wgmma reads only K from shared memory. */
+template <int D, int Bc>
+__device__ __forceinline__ void issue_qk_rs(float (&s)[Bc / 2], const uint32_t (&qf)[D / 16][4],
+                                            uint32_t k_tile)
+{
+#pragma unroll
+    for (int k = 0; k < D / 16; k++) {
+        const uint64_t b = wgmma_desc(k_tile + (k / 4) * tile_bytes<64>(Bc) + (k % 4) * 32, 16, 1024);
+        wgmma_bf16<Bc>::rs(s, qf[k], b, k > 0);
     }
 }
 
@@ -443,6 +459,10 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     float o[D / 2];        /* O accumulator, 64 x D per warpgroup (layout: mma_sm90.cuh) */
     float s[Bc / 2];       /* S accumulator, then P in fp32 */
     uint32_t p[Bc / 4];    /* P in bf16: the A operand of P V */
+    /* bit 1: the D = 128 non-causal kernel; 2: D = 64 (both); 4: D = 128 causal */
+    constexpr bool QRS = (ATTN08_Q_RS & 1 && D == 128 && SPLIT) || (ATTN08_Q_RS & 2 && D == 64) ||
+                         (ATTN08_Q_RS & 4 && D == 128 && !SPLIT);
+    uint32_t qf[QRS ? D / 16 : 1][4];   /* EXPERIMENT: Q's A fragments */
 
     /* Stage i % STAGES of K (or V) is in use for the (i / STAGES)-th time: its full phase
      * parity. Release: each warp, once its wgmma.wait_group says the reads are done. The index i
@@ -501,11 +521,21 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
 
     /* Prologue: S_0 = Q K_0^T; its softmax. */
     mbar_wait(bar_q, nq & 1);
+    if constexpr (QRS) {
+        const int mi = lane / 8;
+        const uint32_t r = 64 * wg + 16 * warp + lane % 8 + 8 * (mi % 2);
+#pragma unroll
+        for (int k = 0; k < D / 16; k++)
+            ldmatrix_x4(qf[k], sQ + (k / 4) * tile_bytes<64>(Br) + sw128_offset(r, (k % 4) * 2 + mi / 2));
+    }
     wait_full(full_k, it);
 
     my_turn();
     wgmma_fence();
-    issue_qk<D, Bc, Br>(s, q_wg, sK + (it % STAGES) * KV);
+    if constexpr (QRS)
+        issue_qk_rs<D, Bc>(s, qf, sK + (it % STAGES) * KV);
+    else
+        issue_qk<D, Bc, Br>(s, q_wg, sK + (it % STAGES) * KV);
     wgmma_commit();
     your_turn(false);
     wgmma_wait<0>();
@@ -529,7 +559,10 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         reg_fence(p);
         my_turn();
         wgmma_fence();
-        issue_qk<D, Bc, Br>(s, q_wg, sK + ((it + j) % STAGES) * KV);
+        if constexpr (QRS)
+            issue_qk_rs<D, Bc>(s, qf, sK + ((it + j) % STAGES) * KV);
+        else
+            issue_qk<D, Bc, Br>(s, q_wg, sK + ((it + j) % STAGES) * KV);
         wgmma_commit();
         issue_pv<D, Bc>(o, p, sV + ((it + j - 1) % STAGES) * KV);
         wgmma_commit();
