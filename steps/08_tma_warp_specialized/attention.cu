@@ -106,6 +106,12 @@
  *   all beat 128 (+0.5-1.5% at N=4096, +1.5-2.6% at 16384); D=64 gains most at 192 (+3.5% at
  *   16384). Shipped: 176 at D=128 (192 spills 16 bytes in the persistent kernel; 176 none, and
  *   measured the same), 192 at D=64. Causal keeps 128 = Br: the diagonal tiles stay square.
+ *   A key tile per problem (D = 128): the ragged last tile costs a whole one, so where Nk fits
+ *   160 better (N = 2048, 4096: 26 x 160 = 4160 keys computed for 4096, against 24 x 176 = 4224)
+ *   the 160 kernel runs (use_bc_alt): +0.5-1.5% there (H200, bench/results/h200/bc08/).
+ *   Measured and not kept: Bc = 128 (exact at 4096, but the tensor pipe ran 69% busy against 73%
+ *   at 160 and 176: -1 to -3%), and at 128 Q's A fragments in registers instead of shared memory
+ *   (the same 69%: shared-memory bandwidth is not what holds 128 back; 160 and 176 spill).
  *   Left for later (FA3's remaining gap): the ragged last key tile at its own width (at N=4096,
  *   Bc=176 computes 4224 keys for 4096: 3%; built as a separate step after the loop, a17f55a,
  *   and measured 1.1-1.9% slower at D=128; narrower wgmmas inside the loop make ptxas
@@ -118,14 +124,15 @@
  * Limits: forward only; bf16; D = 64 or 128; scale > 0; any Nq, Nk >= 1; causal top-left with
  * tile skipping; Q, K, V 16-byte aligned (else the encoder refuses: ATTN_ERR_CUDA). Hopper only
  * (sm_90a): forward() returns UNSUPPORTED on any other GPU before touching the driver API. One
- * block of 384 threads per SM; shared memory 209 KB (D=128, Bc = 176) / 113 KB (D=64, Bc = 192),
- * 161 / 81 KB (+1 KB of alignment) with Bc = 128 (causal). Workspace: none, but at D = 128 not
- * causal 139 KB per block of the grid (at most 144: 20 MB) for stream-K's partials.
+ * block of 384 threads per SM; shared memory 209 KB (D=128, Bc = 176; 193 KB at 160) / 113 KB
+ * (D=64, Bc = 192), 161 / 81 KB (+1 KB of alignment) with Bc = 128 (causal). Workspace: none,
+ * but at D = 128 not causal 139 KB per block of the grid (at most 144: 20 MB) for stream-K's
+ * partials.
  *
  * Variants (one source): -DATTN08_PINGPONG=0 (no turns), -DATTN08_SETMAXNREG=0 (no register
  * reallocation; D=128 spills), -DATTN08_PERSISTENT=0 (one block per work tile) or =2 (persistent
  * causal too), -DATTN08_BC64_FULL=N / -DATTN08_BC128_FULL=N (N = 128, 160, 176, 192: the
- * non-causal key tile), -DATTN08_STREAMK=0 (no stream-K), -DATTN08_SK_MIN_KEY_TILES=N (stream-K
+ * non-causal key tile), -DATTN08_BC128_ALT=0 (176 at D = 128 whatever Nk), -DATTN08_STREAMK=0 (no stream-K), -DATTN08_SK_MIN_KEY_TILES=N (stream-K
  * from N key tiles per work tile on), -DATTN08_NO_RAGGED_MASK=1 (the deliberate bug above).
  *
  * Check when editing: `-Xptxas -v` must print no "(C7512)/(C7514) ... wgmma.mma_async
@@ -147,12 +154,16 @@ typedef __nv_bfloat16 bf16;
 
 /* Tiles per head dim: NWG warpgroups of 64 query rows each (Br = 64 * NWG), Bc keys per tile
  * when causal, Bc_full when not (the header says why; -DATTN08_BC64_FULL=... and
- * -DATTN08_BC128_FULL=... rebuild the sweep's variants: 128, 160, 176, 192). */
+ * -DATTN08_BC128_FULL=... rebuild the sweep's variants: 128, 160, 176, 192), or at D = 128
+ * Bc_alt where it computes less for the problem's Nk (use_bc_alt; -DATTN08_BC128_ALT=0: never). */
 #ifndef ATTN08_BC64_FULL
 #define ATTN08_BC64_FULL 192
 #endif
 #ifndef ATTN08_BC128_FULL
 #define ATTN08_BC128_FULL 176
+#endif
+#ifndef ATTN08_BC128_ALT
+#define ATTN08_BC128_ALT 160
 #endif
 template <int D> struct Tiles;
 template <> struct Tiles<64> {
@@ -160,6 +171,7 @@ template <> struct Tiles<64> {
 };
 template <> struct Tiles<128> {
     static constexpr int NWG = 2, Bc = 128, Bc_full = ATTN08_BC128_FULL;
+    static constexpr int Bc_alt = ATTN08_BC128_ALT > 0 ? ATTN08_BC128_ALT : Bc_full;
 };
 
 constexpr int WG = 128;   /* threads per warpgroup */
@@ -187,12 +199,6 @@ constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 
 /* For the lesson only: 1 drops the mask of the ragged last key tile (step 01's bug, here with
  * TMA's zero fill); the checks must then fail. */
-#ifndef ATTN08_Q_RS
-#define ATTN08_Q_RS 0
-#endif
-#ifndef ATTN08_SK_NOMEMSET
-#define ATTN08_SK_NOMEMSET 0
-#endif
 #ifndef ATTN08_NO_RAGGED_MASK
 #define ATTN08_NO_RAGGED_MASK 0
 #endif
@@ -228,19 +234,6 @@ __device__ __forceinline__ void issue_qk(float (&s)[Bc / 2], uint32_t q_wg, uint
         const uint64_t a = wgmma_desc(q_wg + (k / 4) * tile_bytes<64>(Br) + off, 16, 1024);
         const uint64_t b = wgmma_desc(k_tile + (k / 4) * tile_bytes<64>(Bc) + off, 16, 1024);
         wgmma_bf16<Bc>::ss(s, a, b, k > 0);
-    }
-}
-
-/* EXPERIMENT (ATTN08_Q_RS): the same with Q from registers (the A fragments, loaded once per
- * work tile), so that the S wgmma reads only K from shared memory. */
-template <int D, int Bc>
-__device__ __forceinline__ void issue_qk_rs(float (&s)[Bc / 2], const uint32_t (&qf)[D / 16][4],
-                                            uint32_t k_tile)
-{
-#pragma unroll
-    for (int k = 0; k < D / 16; k++) {
-        const uint64_t b = wgmma_desc(k_tile + (k / 4) * tile_bytes<64>(Bc) + (k % 4) * 32, 16, 1024);
-        wgmma_bf16<Bc>::rs(s, qf[k], b, k > 0);
     }
 }
 
@@ -459,10 +452,6 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     float o[D / 2];        /* O accumulator, 64 x D per warpgroup (layout: mma_sm90.cuh) */
     float s[Bc / 2];       /* S accumulator, then P in fp32 */
     uint32_t p[Bc / 4];    /* P in bf16: the A operand of P V */
-    /* bit 1: the D = 128 non-causal kernel; 2: D = 64 (both); 4: D = 128 causal */
-    constexpr bool QRS = (ATTN08_Q_RS & 1 && D == 128 && SPLIT) || (ATTN08_Q_RS & 2 && D == 64) ||
-                         (ATTN08_Q_RS & 4 && D == 128 && !SPLIT);
-    uint32_t qf[QRS ? D / 16 : 1][4];   /* EXPERIMENT: Q's A fragments */
 
     /* Stage i % STAGES of K (or V) is in use for the (i / STAGES)-th time: its full phase
      * parity. Release: each warp, once its wgmma.wait_group says the reads are done. The index i
@@ -521,21 +510,11 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
 
     /* Prologue: S_0 = Q K_0^T; its softmax. */
     mbar_wait(bar_q, nq & 1);
-    if constexpr (QRS) {
-        const int mi = lane / 8;
-        const uint32_t r = 64 * wg + 16 * warp + lane % 8 + 8 * (mi % 2);
-#pragma unroll
-        for (int k = 0; k < D / 16; k++)
-            ldmatrix_x4(qf[k], sQ + (k / 4) * tile_bytes<64>(Br) + sw128_offset(r, (k % 4) * 2 + mi / 2));
-    }
     wait_full(full_k, it);
 
     my_turn();
     wgmma_fence();
-    if constexpr (QRS)
-        issue_qk_rs<D, Bc>(s, qf, sK + (it % STAGES) * KV);
-    else
-        issue_qk<D, Bc, Br>(s, q_wg, sK + (it % STAGES) * KV);
+    issue_qk<D, Bc, Br>(s, q_wg, sK + (it % STAGES) * KV);
     wgmma_commit();
     your_turn(false);
     wgmma_wait<0>();
@@ -559,10 +538,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         reg_fence(p);
         my_turn();
         wgmma_fence();
-        if constexpr (QRS)
-            issue_qk_rs<D, Bc>(s, qf, sK + ((it + j) % STAGES) * KV);
-        else
-            issue_qk<D, Bc, Br>(s, q_wg, sK + ((it + j) % STAGES) * KV);
+        issue_qk<D, Bc, Br>(s, q_wg, sK + ((it + j) % STAGES) * KV);
         wgmma_commit();
         issue_pv<D, Bc>(o, p, sV + ((it + j - 1) % STAGES) * KV);
         wgmma_commit();
@@ -640,10 +616,6 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             first = atomicAdd(count, 1u) == 0;
         if (__shfl_sync(0xffffffffu, first, 0))
             continue;   /* the other piece will finish these rows */
-#if ATTN08_SK_NOMEMSET
-        if (lane == 0)
-            *count = 0;   /* EXPERIMENT: self-reset, launch() skips the memset */
-#endif
         __threadfence();   /* the other partial, counted in before mine, is visible */
         const float4 ml = __ldcg(theirs + D / 8 * NT);
         const float m_o[2] = {ml.x, ml.y}, l_o[2] = {ml.z, ml.w};
@@ -831,8 +803,7 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
         n_kt >= SK_MIN_KEY_TILES && (n_work % blocks + blocks) * n_kt < (1ll << 32)) {
         n_dp = (n_work / blocks - 1) * blocks;
         /* the counters start at 0 (the workspace comes undefined); the partials need nothing */
-        if (!ws || (!ATTN08_SK_NOMEMSET &&
-                    cudaMemsetAsync(ws, 0, sk_counter_bytes(blocks), stream) != cudaSuccess))
+        if (!ws || cudaMemsetAsync(ws, 0, sk_counter_bytes(blocks), stream) != cudaSuccess)
             return ATTN_ERR_CUDA;
     }
     /* Heads per section of the work order (the kernel says why): 1 when not causal; when causal,
@@ -859,6 +830,21 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
     return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
 }
 
+/* D = 128, not causal: the key tile per problem. Keys come in whole tiles, so the ragged last one
+ * costs as much as a full one: N = 4096 is 24 tiles of 176 (4224 keys computed, 3.1% waste) or 26
+ * of 160 (4160, 1.6%). A tile of Bc keys costs about Bc + BC_TILE_COST keys' time (the per-tile
+ * work that does not shrink with Bc: the turns, the waits, the O rescale), fitted to the H200
+ * (bench/results/h200/bc08/: 160 against 176 measured +1.5% at N = 2048, +0.5 to +1.2% at 4096,
+ * -0.7 to -1% at 8192, -1% at 16384 and -3% at 1024; the model picks 160 at 2048 and 4096 only).
+ * Both tiles run the same kernel source; 128 was slower everywhere (bc08/call1). */
+constexpr long long BC_TILE_COST = 16;
+
+static bool use_bc_alt(int nk)
+{
+    constexpr long long a = Tiles<128>::Bc_alt, f = Tiles<128>::Bc_full;
+    return (nk + a - 1) / a * (a + BC_TILE_COST) < (nk + f - 1) / f * (f + BC_TILE_COST);
+}
+
 static attn_status forward(const attn_problem *p, const void *q, const void *k, const void *v,
                            void *o, float *lse, void *workspace, cudaStream_t stream)
 {
@@ -871,8 +857,10 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
         return p->causal
                    ? launch<64, Tiles<64>::Bc, false>(p, q, k, v, o, lse, workspace, stream)
                    : launch<64, Tiles<64>::Bc_full, false>(p, q, k, v, o, lse, workspace, stream);
-    return p->causal
-               ? launch<128, Tiles<128>::Bc, false>(p, q, k, v, o, lse, workspace, stream)
+    if (p->causal)
+        return launch<128, Tiles<128>::Bc, false>(p, q, k, v, o, lse, workspace, stream);
+    return use_bc_alt(p->seq_k)
+               ? launch<128, Tiles<128>::Bc_alt, true>(p, q, k, v, o, lse, workspace, stream)
                : launch<128, Tiles<128>::Bc_full, true>(p, q, k, v, o, lse, workspace, stream);
 }
 
