@@ -132,8 +132,9 @@
  * Variants (one source): -DATTN08_PINGPONG=0 (no turns), -DATTN08_SETMAXNREG=0 (no register
  * reallocation; D=128 spills), -DATTN08_PERSISTENT=0 (one block per work tile) or =2 (persistent
  * causal too), -DATTN08_BC64_FULL=N / -DATTN08_BC128_FULL=N (N = 128, 160, 176, 192: the
- * non-causal key tile), -DATTN08_BC128_ALT=0 (176 at D = 128 whatever Nk), -DATTN08_STREAMK=0 (no stream-K), -DATTN08_SK_MIN_KEY_TILES=N (stream-K
- * from N key tiles per work tile on), -DATTN08_NO_RAGGED_MASK=1 (the deliberate bug above).
+ * non-causal key tile), -DATTN08_BC128_ALT=0 (176 at D = 128 whatever Nk), -DATTN08_STREAMK=0
+ * (no stream-K), -DATTN08_SK_MIN_KEY_TILES=N (stream-K from N key tiles per work tile on),
+ * -DATTN08_NO_RAGGED_MASK=1 (the deliberate bug above).
  *
  * Check when editing: `-Xptxas -v` must print no "(C7512)/(C7514) ... wgmma.mma_async
  * instructions are serialized" line and 0 spill bytes; SASS must show UTMALDG, HGMMA, SYNCS and

@@ -5,7 +5,7 @@
 #   - 35a0e89 built with -DATTN08_BC128_FULL=160 (bc08/call2's `bc160`): the D = 128 Bc = 160
 #     kernel, new in the shipped commit.
 # PTX by nvcc -O3 -std=c++17 -Icommon -gencode arch=compute_90a,code=sm_90a -ptx (no -lineinfo),
-# compared function by function, labels and parameter names normalised.
+# compared function by function, labels, parameter names, blank lines and `// .globl` normalised.
 set -e
 head=${1:-HEAD}
 build() {   # commit, flags, out
@@ -29,6 +29,7 @@ def funcs(path):
         m = re.search(r'ILi(\d+)ELi2ELi(\d+)ELb(\d)', name)
         body = re.sub(r'_Z13attention_fwd\w+', 'F', re.sub(r'_param_\d+', '_param_X', p[p.index('{'):]))
         body = re.sub(r'\$L__BB\d+_', '$L__BB_', body)
+        body = '\n'.join(l for l in body.splitlines() if l.strip() and not l.strip().startswith('// .globl'))
         d['D=%s Bc=%s split=%s' % m.groups()] = body
     return d
 old, b160, new = funcs('/tmp/ptx_old.ptx'), funcs('/tmp/ptx_bc160.ptx'), funcs('/tmp/ptx_new.ptx')
