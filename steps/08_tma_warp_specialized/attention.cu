@@ -108,7 +108,7 @@
  *   measured the same), 192 at D=64. Causal keeps 128 = Br: the diagonal tiles stay square.
  *   A key tile per problem (D = 128): the ragged last tile costs a whole one, so where Nk fits
  *   160 better (N = 2048, 4096: 26 x 160 = 4160 keys computed for 4096, against 24 x 176 = 4224)
- *   the 160 kernel runs (use_bc_alt): +0.9-2.0% there (H200, bench/results/h200/bc08/).
+ *   the 160 kernel runs (use_bc_alt): +0.9-2.1% there (H200, bench/results/h200/bc08/).
  *   Measured and not kept: Bc = 128 (exact at 4096, but the tensor pipe ran 69% busy against 73%
  *   at 160 and 176: -1 to -3%), and at 128 Q's A fragments in registers instead of shared memory
  *   (the same 69%: shared-memory bandwidth is not what holds 128 back; 160 and 176 spill).
@@ -835,7 +835,7 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
  * costs as much as a full one: N = 4096 is 24 tiles of 176 (4224 keys computed, 3.1% waste) or 26
  * of 160 (4160, 1.6%). A tile of Bc keys costs about Bc + BC_TILE_COST keys' time (the per-tile
  * work that does not shrink with Bc: the turns, the waits, the O rescale). H200
- * (bench/results/h200/bc08/, two calls): 160 against 176 measured +1.5 / +2.0% at N = 2048,
+ * (bench/results/h200/bc08/, two calls): 160 against 176 measured +1.4 / +2.1% at N = 2048,
  * +1.2 / +0.9% at 4096, -1% at 8192 and 16384, -3% at 1024; the constant fitted at 4096 and 8192
  * is 7-9, and any value from 8 to 30 picks as measured (160 at 2048 and 4096 only).
  * Both tiles run the same kernel source; 128 was slower everywhere (bc08/call1). */
