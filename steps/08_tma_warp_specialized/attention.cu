@@ -109,9 +109,10 @@
  *   A key tile per problem (D = 128): the ragged last tile costs a whole one, so where Nk fits
  *   160 better (N = 2048, 4096: 26 x 160 = 4160 keys computed for 4096, against 24 x 176 = 4224)
  *   the 160 kernel runs (use_bc_alt): +0.9-2.1% there (H200, bench/results/h200/bc08/).
- *   Measured and not kept: Bc = 128 (exact at 4096, but the tensor pipe ran 69% busy against 73%
- *   at 160 and 176: -1% at 4096, -8% at 2048), and at 128 Q's A fragments in registers instead of shared memory
- *   (the same 69%: shared-memory bandwidth is not what holds 128 back; 160 and 176 spill).
+ *   Measured and not kept: Bc = 128 (exact at 4096, but the tensor pipe ran 69% busy against
+ *   73% at 160 and 176: -1% at 4096, -8% at 2048), and at 128 Q's A fragments in registers
+ *   instead of shared memory (the same 69%: shared-memory bandwidth is not what holds 128 back;
+ *   160 and 176 spill).
  *   Left for later (FA3's remaining gap): the ragged last key tile at its own width (at N=4096,
  *   Bc=176 computes 4224 keys for 4096: 3%; built as a separate step after the loop, a17f55a,
  *   and measured 1.1-1.9% slower at D=128; narrower wgmmas inside the loop make ptxas
