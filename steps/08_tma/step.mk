@@ -1,0 +1,1 @@
+08_tma_ARCH := -gencode arch=compute_90a,code=sm_90a

@@ -1,1 +1,0 @@
-08_tma_warp_specialized_ARCH := -gencode arch=compute_90a,code=sm_90a

@@ -1,0 +1,1 @@
+09_warp_specialized_ARCH := -gencode arch=compute_90a,code=sm_90a

@@ -1,0 +1,1 @@
+10_pingpong_ARCH := -gencode arch=compute_90a,code=sm_90a

@@ -1,0 +1,1 @@
+11_persistent_ARCH := -gencode arch=compute_90a,code=sm_90a
