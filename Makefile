@@ -98,13 +98,12 @@ deps:
 	fi
 
 # Every tests/test_NAME.c is a Criterion binary build/tests/NAME; the GPU tests run first, verbosely, so
-# that, without a GPU, each one says why it skipped. The Python front door's tests run where
-# PyTorch is installed, and say that they skipped elsewhere.
+# that, without a GPU, each one says why it skipped. Then every tests/*.sh, in name order. The Python
+# front door's tests run where PyTorch is installed, and say that they skipped elsewhere.
 test: deps all tests
 	@set -e; for t in $(filter build/tests/gpu,$(TESTS)) $(filter-out build/tests/gpu,$(TESTS)); do echo "== $$t"; \
 	  if [ "$$t" = build/tests/gpu ]; then $$t --verbose; else $$t; fi; done
-	@echo "== tests/throwaway_steps.sh"; tests/throwaway_steps.sh
-	@echo "== tests/rebuilt_csv.sh"; tests/rebuilt_csv.sh
+	@set -e; for t in $(sort $(wildcard tests/*.sh)); do echo "== $$t"; bash $$t; done
 	@if python3 -c "import torch" 2>/dev/null; then \
 	  echo "== tests/test_torch.py"; python3 -m pytest -q -rs tests/test_torch.py; \
 	else echo "== tests/test_torch.py skipped: python3 cannot import torch (the PyTorch front door is tested where it can)"; fi
