@@ -21,7 +21,7 @@ HEADERS   := common/attention.h common/harness.h
 TESTS     := $(patsubst tests/test_%.c,build/tests/%,$(wildcard tests/test_*.c))
 GPU       ?= h200
 
-.PHONY: all tests test check bench plots readme diff sass sanitize profile tiles deps clean help
+.PHONY: all tests test check bench plots readme diff sass sanitize profile step-flags tiles deps clean help
 all: $(STEP_SO) build/attn
 
 help:
@@ -33,6 +33,8 @@ help:
 	@echo "make readme     rewrite the README's ladder table from bench/results/\$$(GPU)"
 	@echo "make diff A=01 B=02        the lesson between two steps"
 	@echo "make sass STEP=02 | sanitize STEP=02 | profile STEP=02"
+	@echo "                a step by number (8, 08) or by the start of its name (02_ragged_mask)"
+	@echo "make step-flags STEP=08    the step's folder and the nvcc flags make builds it with"
 	@echo "make tiles      build step 03 once per tile configuration (bench/tiles.sh runs them)"
 	@echo "ARCH='-gencode ...' overrides the targets (default sm_80, sm_90 + PTX); a step's own"
 	@echo "                steps/NN_name/step.mk (NN_name_ARCH, NN_name_LIBS) wins over ARCH"
@@ -98,13 +100,12 @@ deps:
 	fi
 
 # Every tests/test_NAME.c is a Criterion binary build/tests/NAME; the GPU tests run first, verbosely, so
-# that, without a GPU, each one says why it skipped. The Python front door's tests run where
-# PyTorch is installed, and say that they skipped elsewhere.
+# that, without a GPU, each one says why it skipped. Then every tests/*.sh, in name order. The Python
+# front door's tests run where PyTorch is installed, and say that they skipped elsewhere.
 test: deps all tests
 	@set -e; for t in $(filter build/tests/gpu,$(TESTS)) $(filter-out build/tests/gpu,$(TESTS)); do echo "== $$t"; \
 	  if [ "$$t" = build/tests/gpu ]; then $$t --verbose; else $$t; fi; done
-	@echo "== tests/throwaway_steps.sh"; tests/throwaway_steps.sh
-	@echo "== tests/rebuilt_csv.sh"; tests/rebuilt_csv.sh
+	@set -e; for t in $(sort $(wildcard tests/*.sh)); do echo "== $$t"; bash $$t; done
 	@if python3 -c "import torch" 2>/dev/null; then \
 	  echo "== tests/test_torch.py"; python3 -m pytest -q -rs tests/test_torch.py; \
 	else echo "== tests/test_torch.py skipped: python3 cannot import torch (the PyTorch front door is tested where it can)"; fi
@@ -125,20 +126,33 @@ readme:
 	plots/readme_table.sh bench/results/$(GPU) README.md
 
 # --------------------------------------------------------------------------- for readers
-# A step is named by its number, with or without the leading zero (A=1 is steps/01_*).
-step_dir = $(firstword $(wildcard steps/$(shell printf '%02d' '$(1)' 2>/dev/null)_*) $(wildcard steps/$(1)_*))
+# A step is named by its number, with or without leading zeros (8, 08 and 008 are steps/08_*), or
+# by its folder's name or the start of it (02_ragged_mask, 02_rag, steps/02_ragged_mask). The
+# number is read in base 10 (printf '%02d' alone reads 08 as bad octal).
+step_num = $(shell case '$(1)' in (''|*[!0-9]*) ;; (*) printf '%02d' "$$(expr '$(1)' + 0)" ;; esac)
+step_glob = $(if $(call step_num,$(1)),steps/$(call step_num,$(1))_*/,steps/$(patsubst steps/%,%,$(patsubst %/,%,$(1)))*/)
+step_dir = $(if $(strip $(1)),$(patsubst %/,%,$(firstword $(wildcard $(call step_glob,$(strip $(1)))))))
 A ?= 01
 B ?= 02
 diff:
 	@a="$(call step_dir,$(A))"; b="$(call step_dir,$(B))"; \
-	if [ -z "$$a" ] || [ -z "$$b" ]; then echo "make diff: no step $(A) or $(B) (try A=01 B=02)"; exit 2; fi; \
-	diff -u $$a/attention.cu $$b/attention.cu; true
+	if [ -z "$$a$$b" ]; then echo "make diff: A=$(A) and B=$(B) name no step in steps/" >&2; exit 2; fi; \
+	if [ -z "$$a" ]; then echo "make diff: A=$(A) names no step in steps/" >&2; exit 2; fi; \
+	if [ -z "$$b" ]; then echo "make diff: B=$(B) names no step in steps/" >&2; exit 2; fi; \
+	diff -u "$$a/attention.cu" "$$b/attention.cu"; true
 
 STEP ?= 02
 STEP_DIR = $(call step_dir,$(STEP))
 STEP_NAME = $(notdir $(STEP_DIR))
-need_step = @test -n "$(STEP_DIR)" || { echo "make $@: no step $(STEP) (make $@ STEP=02)"; exit 2; }
+need_step = @test -n "$(STEP_DIR)" || { echo "make $@: STEP=$(STEP) names no step in steps/" >&2; exit 2; }
 need_tool = @test -x $(1) || { echo "make $@: $(1) is missing (it comes with the full CUDA toolkit; set CUDA=/path/to/cuda)"; exit 2; }
+
+# The folder STEP names and the nvcc flags `make` builds it with (tools/ptx_identity.sh and
+# tests/make_diff.sh read them).
+step-flags:
+	$(need_step)
+	@echo "$(STEP_DIR)"
+	@echo "$(call STEP_NVFLAGS,$(STEP_NAME))"
 
 # Registers, spills and shared memory per kernel (ptxas), then the SASS: built with the step's own
 # flags, exactly as `make` builds it.
@@ -153,13 +167,13 @@ sass: all
 # (bench/sanitize.sh says which); the whole grid under racecheck would take hours.
 sanitize: all
 	$(need_step)
-	bench/sanitize.sh $(STEP)
+	bench/sanitize.sh $(firstword $(subst _, ,$(STEP_NAME)))
 
 profile: all
 	$(need_step)
 	$(call need_tool,$(CUDA)/bin/ncu)
 	$(CUDA)/bin/ncu --clock-control none --set full -k regex:attention\|softmax \
-	  build/attn run --step $(STEP) --shape 4,8,4096,4096,64 --dtype bf16 --reps 3
+	  build/attn run --step $(STEP_NAME) --shape 4,8,4096,4096,64 --dtype bf16 --reps 3
 
 # The tile sweep of step 03: the step built once per (Br, Bc, warps, stages) with TILE_* macros,
 # into build/tiles/<config>/03_larger_tiles.so, each with its ptxas report; bench/tiles.sh runs them.

@@ -101,205 +101,120 @@ __device__ __forceinline__ void fence_proxy_async_smem()
  * from shared memory through descriptors, both K-major (A rows and B columns have K contiguous).
  * wgmma_bf16<N>::rs_mn(d, a, b, acc): the same with A from registers (the fragment above) and B
  * MN-major (B's rows, the K index, have N contiguous: the transpose bit, imm-trans-b = 1).
- * bf16 in, fp32 accumulate; both only start the product (see wgmma_commit / wgmma_wait). */
-template <int N> struct wgmma_bf16;
+ * bf16 in, fp32 accumulate; both only start the product (see wgmma_commit / wgmma_wait).
+ * N is any multiple of 16 from 16 to 256 (the instruction also takes the multiples of 8 between;
+ * this header makes the 16s); d has N/2 registers per thread.
+ *
+ * The instruction lists every accumulator register by name, so each N is its own asm text. For
+ * N = 64, ss is
+ *     setp.ne.b32 p, %34, 0;                              scale-d = (acc != 0)
+ *     wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+ *         {%0, %1, ..., %31}, %32, %33, p, 1, 1, 0, 0;    D, A desc, B desc, scale-d,
+ *                                                         scale-a, scale-b, trans-a, trans-b
+ * on the operands "+f"(d[0]) .. "+f"(d[31]), "l"(a), "l"(b), "r"(acc); and rs_mn is
+ *         {%0, ..., %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;
+ *                                           D, A's 4 registers, B desc, scale-d, scale-a, scale-b,
+ *                                           trans-b
+ * on "+f"(d[0]) .. "+f"(d[31]), "r"(a[0]) .. "r"(a[3]), "l"(b), "r"(acc), the setp reading %37.
+ *
+ * Each of the two is written once, in WGMMA_BF16(N) below, and the preprocessor writes the
+ * numbered lists. (A template cannot: nvcc's inline asm takes neither a parameter pack expanded
+ * into its operand list nor named operands, and its text must be one string literal.) The numbers
+ * come from a table with one row per 16 columns of D, i.e. per 8 accumulator registers:
+ *   WGMMA_FROM_n(M)      is M(n/2, ..., n/2 + 7): the registers of columns n .. n + 15 (for S,
+ *                        the P fragment of keys n .. n + 15, above), and the numbers of the
+ *                        operands that follow the accumulators of an N = n product;
+ *   WGMMA_BELOW_n(F, M)  is the rows of 0 .. n/2 - 1, the first through F, the others through M;
+ * the formatters F and M make a row into asm text ("%0, %1, ...") or operands ("+f"(d[0]), ...),
+ * M with the separator in front. */
+#define WGMMA_FROM_0(M)   M(0, 1, 2, 3, 4, 5, 6, 7)
+#define WGMMA_FROM_16(M)  M(8, 9, 10, 11, 12, 13, 14, 15)
+#define WGMMA_FROM_32(M)  M(16, 17, 18, 19, 20, 21, 22, 23)
+#define WGMMA_FROM_48(M)  M(24, 25, 26, 27, 28, 29, 30, 31)
+#define WGMMA_FROM_64(M)  M(32, 33, 34, 35, 36, 37, 38, 39)
+#define WGMMA_FROM_80(M)  M(40, 41, 42, 43, 44, 45, 46, 47)
+#define WGMMA_FROM_96(M)  M(48, 49, 50, 51, 52, 53, 54, 55)
+#define WGMMA_FROM_112(M) M(56, 57, 58, 59, 60, 61, 62, 63)
+#define WGMMA_FROM_128(M) M(64, 65, 66, 67, 68, 69, 70, 71)
+#define WGMMA_FROM_144(M) M(72, 73, 74, 75, 76, 77, 78, 79)
+#define WGMMA_FROM_160(M) M(80, 81, 82, 83, 84, 85, 86, 87)
+#define WGMMA_FROM_176(M) M(88, 89, 90, 91, 92, 93, 94, 95)
+#define WGMMA_FROM_192(M) M(96, 97, 98, 99, 100, 101, 102, 103)
+#define WGMMA_FROM_208(M) M(104, 105, 106, 107, 108, 109, 110, 111)
+#define WGMMA_FROM_224(M) M(112, 113, 114, 115, 116, 117, 118, 119)
+#define WGMMA_FROM_240(M) M(120, 121, 122, 123, 124, 125, 126, 127)
+#define WGMMA_FROM_256(M) M(128, 129, 130, 131, 132, 133, 134, 135)
 
-template <> struct wgmma_bf16<64> {
-    static __device__ __forceinline__ void ss(float (&d)[32], uint64_t a, uint64_t b, int acc)
-    {
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-            " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-            "%32, %33, p, 1, 1, 0, 0;\n}\n"
-            :
-              "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-              "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-              "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-              "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-              "+f"(d[30]), "+f"(d[31])
-            : "l"(a), "l"(b), "r"(acc)
-            : "memory");
-    }
-    static __device__ __forceinline__ void rs_mn(float (&d)[32], const uint32_t (&a)[4], uint64_t b,
-                                                 int acc)
-    {
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-            " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-            "{%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-            :
-              "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-              "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-              "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-              "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-              "+f"(d[30]), "+f"(d[31])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(acc)
-            : "memory");
-    }
-};
+#define WGMMA_BELOW_16(F, M)  WGMMA_FROM_0(F)
+#define WGMMA_BELOW_32(F, M)  WGMMA_BELOW_16(F, M) WGMMA_FROM_16(M)
+#define WGMMA_BELOW_48(F, M)  WGMMA_BELOW_32(F, M) WGMMA_FROM_32(M)
+#define WGMMA_BELOW_64(F, M)  WGMMA_BELOW_48(F, M) WGMMA_FROM_48(M)
+#define WGMMA_BELOW_80(F, M)  WGMMA_BELOW_64(F, M) WGMMA_FROM_64(M)
+#define WGMMA_BELOW_96(F, M)  WGMMA_BELOW_80(F, M) WGMMA_FROM_80(M)
+#define WGMMA_BELOW_112(F, M) WGMMA_BELOW_96(F, M) WGMMA_FROM_96(M)
+#define WGMMA_BELOW_128(F, M) WGMMA_BELOW_112(F, M) WGMMA_FROM_112(M)
+#define WGMMA_BELOW_144(F, M) WGMMA_BELOW_128(F, M) WGMMA_FROM_128(M)
+#define WGMMA_BELOW_160(F, M) WGMMA_BELOW_144(F, M) WGMMA_FROM_144(M)
+#define WGMMA_BELOW_176(F, M) WGMMA_BELOW_160(F, M) WGMMA_FROM_160(M)
+#define WGMMA_BELOW_192(F, M) WGMMA_BELOW_176(F, M) WGMMA_FROM_176(M)
+#define WGMMA_BELOW_208(F, M) WGMMA_BELOW_192(F, M) WGMMA_FROM_192(M)
+#define WGMMA_BELOW_224(F, M) WGMMA_BELOW_208(F, M) WGMMA_FROM_208(M)
+#define WGMMA_BELOW_240(F, M) WGMMA_BELOW_224(F, M) WGMMA_FROM_224(M)
+#define WGMMA_BELOW_256(F, M) WGMMA_BELOW_240(F, M) WGMMA_FROM_240(M)
 
-template <> struct wgmma_bf16<128> {
-    static __device__ __forceinline__ void ss(float (&d)[64], uint64_t a, uint64_t b, int acc)
-    {
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-            " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-            " %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-            " %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-            "%64, %65, p, 1, 1, 0, 0;\n}\n"
-            :
-              "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-              "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-              "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-              "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-              "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-              "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-              "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
-              "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
-              "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-            : "l"(a), "l"(b), "r"(acc)
-            : "memory");
-    }
-    static __device__ __forceinline__ void rs_mn(float (&d)[64], const uint32_t (&a)[4], uint64_t b,
-                                                 int acc)
-    {
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-            " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-            " %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-            " %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-            "{%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-            :
-              "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-              "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-              "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-              "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-              "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-              "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-              "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
-              "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
-              "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(acc)
-            : "memory");
-    }
-};
+/* The row formatters: the text "%0, %1, ..." and the operands "+f"(d[0]), "+f"(d[1]), ... */
+#define WGMMA_PCT(r0, r1, r2, r3, r4, r5, r6, r7)                                                  \
+    "%" #r0 ", %" #r1 ", %" #r2 ", %" #r3 ", %" #r4 ", %" #r5 ", %" #r6 ", %" #r7
+#define WGMMA_PCT_NEXT(r0, r1, r2, r3, r4, r5, r6, r7)                                             \
+    ", " WGMMA_PCT(r0, r1, r2, r3, r4, r5, r6, r7)
+#define WGMMA_D(r0, r1, r2, r3, r4, r5, r6, r7)                                                    \
+    "+f"(d[r0]), "+f"(d[r1]), "+f"(d[r2]), "+f"(d[r3]), "+f"(d[r4]), "+f"(d[r5]), "+f"(d[r6]),     \
+        "+f"(d[r7])
+#define WGMMA_D_NEXT(r0, r1, r2, r3, r4, r5, r6, r7) , WGMMA_D(r0, r1, r2, r3, r4, r5, r6, r7)
+/* ... and the operands after the accumulators, k0 = N/2: ss has A desc, B desc, acc (k0..k0+2),
+ * rs_mn has A's 4 registers, B desc, acc (k0..k0+5). */
+#define WGMMA_SS_AB(k0, k1, k2, k3, k4, k5, k6, k7) "%" #k0 ", %" #k1
+#define WGMMA_SS_ACC(k0, k1, k2, k3, k4, k5, k6, k7) "%" #k2
+#define WGMMA_RS_AB(k0, k1, k2, k3, k4, k5, k6, k7)                                                \
+    "{%" #k0 ", %" #k1 ", %" #k2 ", %" #k3 "}, %" #k4
+#define WGMMA_RS_ACC(k0, k1, k2, k3, k4, k5, k6, k7) "%" #k5
 
-/* Wider S tiles for step 08 (Bc keys per tile, N = Bc): the same ss product, 80 / 88 / 96
- * accumulator registers per thread. */
-template <> struct wgmma_bf16<160> {
-    static __device__ __forceinline__ void ss(float (&d)[80], uint64_t a, uint64_t b, int acc)
-    {
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %82, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n160k16.f32.bf16.bf16 "
-            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-            " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-            " %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-            " %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
-            " %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, "
-            "%80, %81, p, 1, 1, 0, 0;\n}\n"
-            :
-              "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-              "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-              "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-              "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-              "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-              "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-              "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
-              "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
-              "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]),
-              "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]),
-              "+f"(d[78]), "+f"(d[79])
-            : "l"(a), "l"(b), "r"(acc)
-            : "memory");
-    }
-};
+/* wgmma_bf16<N> with its two instruction families, SS (K-major A and B) and RS (MN-major B). */
+#define WGMMA_BF16(N)                                                                              \
+    template <> struct wgmma_bf16<N> {                                                             \
+        static __device__ __forceinline__ void ss(float (&d)[N / 2], uint64_t a, uint64_t b,       \
+                                                  int acc)                                         \
+        {                                                                                          \
+            asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " WGMMA_FROM_##N(WGMMA_SS_ACC) ", 0;\n" \
+                         "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.bf16.bf16 "               \
+                         "{" WGMMA_BELOW_##N(WGMMA_PCT, WGMMA_PCT_NEXT) "}, "                      \
+                         WGMMA_FROM_##N(WGMMA_SS_AB) ", p, 1, 1, 0, 0;\n}\n"                       \
+                         : WGMMA_BELOW_##N(WGMMA_D, WGMMA_D_NEXT)                                  \
+                         : "l"(a), "l"(b), "r"(acc)                                                \
+                         : "memory");                                                              \
+        }                                                                                          \
+        static __device__ __forceinline__ void rs_mn(float (&d)[N / 2], const uint32_t (&a)[4],    \
+                                                     uint64_t b, int acc)                          \
+        {                                                                                          \
+            asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " WGMMA_FROM_##N(WGMMA_RS_ACC) ", 0;\n" \
+                         "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.bf16.bf16 "               \
+                         "{" WGMMA_BELOW_##N(WGMMA_PCT, WGMMA_PCT_NEXT) "}, "                      \
+                         WGMMA_FROM_##N(WGMMA_RS_AB) ", p, 1, 1, 1;\n}\n"                          \
+                         : WGMMA_BELOW_##N(WGMMA_D, WGMMA_D_NEXT)                                  \
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(acc)            \
+                         : "memory");                                                              \
+        }                                                                                          \
+    };
 
-template <> struct wgmma_bf16<176> {
-    static __device__ __forceinline__ void ss(float (&d)[88], uint64_t a, uint64_t b, int acc)
-    {
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16 "
-            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-            " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-            " %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-            " %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
-            " %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
-            " %80, %81, %82, %83, %84, %85, %86, %87}, "
-            "%88, %89, p, 1, 1, 0, 0;\n}\n"
-            :
-              "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-              "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-              "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-              "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-              "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-              "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-              "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
-              "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
-              "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]),
-              "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]),
-              "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
-              "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
-            : "l"(a), "l"(b), "r"(acc)
-            : "memory");
-    }
+template <int N> struct wgmma_bf16 {
+    static_assert(N % 16 == 0 && N >= 16 && N <= 256,
+                  "wgmma_bf16<N>: N is a multiple of 16 from 16 to 256 (m64nNk16; the table "
+                  "above would need rows of 4 for the multiples of 8 between)");
 };
-
-template <> struct wgmma_bf16<192> {
-    static __device__ __forceinline__ void ss(float (&d)[96], uint64_t a, uint64_t b, int acc)
-    {
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 "
-            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-            " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-            " %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-            " %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
-            " %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
-            " %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "
-            "%96, %97, p, 1, 1, 0, 0;\n}\n"
-            :
-              "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-              "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-              "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-              "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-              "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-              "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-              "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
-              "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
-              "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]),
-              "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]),
-              "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
-              "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]),
-              "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
-            : "l"(a), "l"(b), "r"(acc)
-            : "memory");
-    }
-};
+WGMMA_BF16(16)  WGMMA_BF16(32)  WGMMA_BF16(48)  WGMMA_BF16(64)
+WGMMA_BF16(80)  WGMMA_BF16(96)  WGMMA_BF16(112) WGMMA_BF16(128)
+WGMMA_BF16(144) WGMMA_BF16(160) WGMMA_BF16(176) WGMMA_BF16(192)
+WGMMA_BF16(208) WGMMA_BF16(224) WGMMA_BF16(240) WGMMA_BF16(256)
 
 /* ------------------------------------------------------------------------------------------
  * Step 08's additions: mbarriers, TMA loads, register reallocation, named barriers.
