@@ -123,7 +123,7 @@
  *   multicast of K/V.
  *
  * Limits: forward only; bf16; D = 64 or 128; scale > 0; any Nq, Nk >= 1; causal top-left with
- * tile skipping; Q, K, V 16-byte aligned (else the encoder refuses: ATTN_ERR_CUDA). Hopper only
+ * tile skipping; pointers aligned as attention.h says (else ATTN_ERR_INVALID). Hopper only
  * (sm_90a): forward() returns UNSUPPORTED on any other GPU before touching the driver API. One
  * block of 384 threads per SM; shared memory 209 KB (D=128, Bc = 176; 193 KB at 160) / 113 KB
  * (D=64, Bc = 192), 161 / 81 KB (+1 KB of alignment) with Bc = 128 (causal). Workspace: none,
@@ -851,7 +851,7 @@ static bool use_bc_alt(int nk)
 static attn_status forward(const attn_problem *p, const void *q, const void *k, const void *v,
                            void *o, float *lse, void *workspace, cudaStream_t stream)
 {
-    attn_status s = step_check_forward(supports, p, q, k, v, o, lse);
+    attn_status s = step_check_forward(supports, workspace_bytes, p, q, k, v, o, lse, workspace);
     if (s != ATTN_OK)
         return s;
     if (step_device_cc() != 90)   /* TMA maps, wgmma, setmaxnreg: sm_90a only; never launch */
