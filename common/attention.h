@@ -4,14 +4,19 @@
  *     extern "C" const attn_step attn_step_info;
  * The harness (common/), the tests and the benchmark only ever talk to a step through it.
  *
- * Tensors are device pointers, contiguous [B, H, N, D] row-major (torch SDPA's layout).
+ * Tensors are device pointers, contiguous [B, H, N, D] row-major (torch SDPA's layout), each
+ * 16-byte aligned (ATTN_ALIGN). The kernels move 16 bytes per access (cp.async, TMA, vector
+ * stores), and a misaligned one is a sticky CUDA error that ends the caller's process, so every
+ * step checks its pointers first (attn_misaligned, below) and refuses a misaligned one with
+ * ATTN_ERR_INVALID. A view that starts inside a buffer (PyTorch's buf[1:]) is the usual way to
+ * get one; cudaMalloc and torch's allocator return at least 256-byte aligned memory.
  * lse is float32 [B, H, Nq]: the natural-log logsumexp of each row's scaled, masked scores.
  * Causal is top-left: query i sees key j iff j <= i (torch SDPA is_causal). Every row therefore
  * sees key 0, so no row is ever fully masked.
  * Calls are asynchronous on `stream`; the caller allocates workspace_bytes() of device memory,
  * and a step allocates nothing itself. The workspace is UNDEFINED on entry (the checks fill it
- * with NaN before every call: a step that needs zeros writes them itself) and aligned to at least
- * 256 bytes (cudaMalloc's alignment).
+ * with NaN before every call: a step that needs zeros writes them itself) and must be aligned to
+ * 256 bytes (ATTN_WORKSPACE_ALIGN, cudaMalloc's alignment) when workspace_bytes() is not 0.
  *
  * Which GPUs a step runs on: cc_min and cc_max bound the compute capability (major*10 + minor,
  * 0 = no bound), and gpu_why says what the step needs ("needs a Hopper GPU (sm_90a): wgmma").
@@ -25,6 +30,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <cuda_runtime_api.h>
 
 #ifdef __cplusplus
@@ -44,7 +50,8 @@ typedef struct {
 
 typedef enum {
     ATTN_OK = 0,
-    ATTN_ERR_INVALID,      /* malformed problem: sizes < 1, NULL pointers, NaN/Inf scale */
+    ATTN_ERR_INVALID,      /* malformed call: sizes < 1, NaN/Inf scale, NULL or misaligned
+                              pointers */
     ATTN_ERR_UNSUPPORTED,  /* valid, but this step cannot do it (dtype, head dim); *why says */
     ATTN_ERR_NO_MEMORY,
     ATTN_ERR_CUDA          /* a CUDA or cuBLAS call failed */
@@ -96,6 +103,39 @@ static inline attn_status attn_problem_valid(const attn_problem *p, const char *
     if (why)
         *why = w;
     return w ? ATTN_ERR_INVALID : ATTN_OK;
+}
+
+/* The pointer rule of the contract (above). */
+#define ATTN_ALIGN 16             /* every tensor: q, k, v, o, lse, d_o, dq, dk, dv */
+#define ATTN_WORKSPACE_ALIGN 256  /* the workspace, when workspace_bytes() is not 0 */
+
+/* NULL when a call's pointers keep the rule; else why not, naming the first that breaks it
+ * ("o is not 16-byte aligned ..."), so that every step, tool and test says the same thing.
+ * NULL pointers pass here (a forward passes NULL for d_o, dq, dk, dv); whether a NULL is allowed
+ * is the caller's check. workspace_bytes is what the step's workspace_bytes() asks for: at 0 the
+ * workspace pointer is not looked at. */
+static inline const char *attn_misaligned(const void *q, const void *k, const void *v,
+                                          const void *o, const float *lse, const void *d_o,
+                                          const void *dq, const void *dk, const void *dv,
+                                          const void *workspace, size_t workspace_bytes)
+{
+    const void *const t[9] = {q, k, v, o, lse, d_o, dq, dk, dv};
+    static const char *const why[9] = {
+        "q is not 16-byte aligned (every tensor pointer must be)",
+        "k is not 16-byte aligned (every tensor pointer must be)",
+        "v is not 16-byte aligned (every tensor pointer must be)",
+        "o is not 16-byte aligned (every tensor pointer must be)",
+        "lse is not 16-byte aligned (every tensor pointer must be)",
+        "d_o is not 16-byte aligned (every tensor pointer must be)",
+        "dq is not 16-byte aligned (every tensor pointer must be)",
+        "dk is not 16-byte aligned (every tensor pointer must be)",
+        "dv is not 16-byte aligned (every tensor pointer must be)"};
+    for (int i = 0; i < 9; i++)
+        if ((uintptr_t)t[i] % ATTN_ALIGN)
+            return why[i];
+    if (workspace_bytes && (uintptr_t)workspace % ATTN_WORKSPACE_ALIGN)
+        return "workspace is not 256-byte aligned (cudaMalloc's alignment)";
+    return NULL;
 }
 
 static inline size_t attn_dtype_bytes(attn_dtype t) { return t == ATTN_BF16 ? 2 : 4; }

@@ -11,32 +11,48 @@
 #include <cuda_runtime.h>
 #include "attention.h"
 
-/* The prologue of forward(): the problem is valid and supported, and no pointer is NULL. */
-static inline attn_status step_check_forward(attn_status (*supports)(const attn_problem *, int,
-                                                                     const char **),
+typedef attn_status (*step_supports_fn)(const attn_problem *, int, const char **);
+typedef size_t (*step_workspace_fn)(const attn_problem *, int);
+
+/* The prologue of forward(): the problem is valid and supported, no pointer is NULL (nor the
+ * workspace, when the step asks for one), and every pointer is aligned as attention.h says
+ * (attn_misaligned). All of it is decided on the host, before any CUDA call, so a malformed
+ * call is ATTN_ERR_INVALID and never a misaligned access or a sticky CUDA error. */
+static inline attn_status step_check_forward(step_supports_fn supports,
+                                             step_workspace_fn workspace_bytes,
                                              const attn_problem *p, const void *q, const void *k,
-                                             const void *v, const void *o, const float *lse)
+                                             const void *v, const void *o, const float *lse,
+                                             const void *workspace)
 {
     const char *why;
     attn_status s = supports(p, 0, &why);
     if (s != ATTN_OK)
         return s;
-    return q && k && v && o && lse ? ATTN_OK : ATTN_ERR_INVALID;
+    const size_t ws = workspace_bytes(p, 0);
+    if (!q || !k || !v || !o || !lse || (ws && !workspace))
+        return ATTN_ERR_INVALID;
+    return attn_misaligned(q, k, v, o, lse, NULL, NULL, NULL, NULL, workspace, ws)
+               ? ATTN_ERR_INVALID
+               : ATTN_OK;
 }
 
 /* The same for backward(). */
-static inline attn_status step_check_backward(attn_status (*supports)(const attn_problem *, int,
-                                                                      const char **),
+static inline attn_status step_check_backward(step_supports_fn supports,
+                                              step_workspace_fn workspace_bytes,
                                               const attn_problem *p, const void *q, const void *k,
                                               const void *v, const void *o, const float *lse,
                                               const void *d_o, const void *dq, const void *dk,
-                                              const void *dv)
+                                              const void *dv, const void *workspace)
 {
     const char *why;
     attn_status s = supports(p, 1, &why);
     if (s != ATTN_OK)
         return s;
-    return q && k && v && o && lse && d_o && dq && dk && dv ? ATTN_OK : ATTN_ERR_INVALID;
+    const size_t ws = workspace_bytes(p, 1);
+    if (!q || !k || !v || !o || !lse || !d_o || !dq || !dk || !dv || (ws && !workspace))
+        return ATTN_ERR_INVALID;
+    return attn_misaligned(q, k, v, o, lse, d_o, dq, dk, dv, workspace, ws) ? ATTN_ERR_INVALID
+                                                                           : ATTN_OK;
 }
 
 /* The current device's compute capability as major*10 + minor, or 0 if there is none. */

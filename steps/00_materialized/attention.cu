@@ -281,6 +281,9 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
         return s;
     if (!q || !k || !v || !o || !lse || !workspace)
         return ATTN_ERR_INVALID;
+    /* the contract's alignment (attention.h): refused here, never a misaligned access */
+    if (attn_misaligned(q, k, v, o, lse, NULL, NULL, NULL, NULL, workspace, workspace_bytes(p, 0)))
+        return ATTN_ERR_INVALID;
     return p->dtype == ATTN_BF16
                ? forward_t<__nv_bfloat16>(p, q, k, v, o, lse, workspace, stream)
                : forward_t<float>(p, q, k, v, o, lse, workspace, stream);
@@ -295,6 +298,9 @@ static attn_status backward(const attn_problem *p, const void *q, const void *k,
     if (s != ATTN_OK)
         return s;
     if (!q || !k || !v || !o || !lse || !d_o || !dq || !dk || !dv || !workspace)
+        return ATTN_ERR_INVALID;
+    /* the contract's alignment (attention.h): refused here, never a misaligned access */
+    if (attn_misaligned(q, k, v, o, lse, d_o, dq, dk, dv, workspace, workspace_bytes(p, 1)))
         return ATTN_ERR_INVALID;
     return p->dtype == ATTN_BF16
                ? backward_t<__nv_bfloat16>(p, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream)

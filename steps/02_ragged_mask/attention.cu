@@ -185,12 +185,14 @@ static void dispatch(const attn_problem *p, const void *q, const void *k, const 
 static attn_status forward(const attn_problem *p, const void *q, const void *k, const void *v,
                            void *o, float *lse, void *workspace, cudaStream_t stream)
 {
-    (void)workspace;
     const char *why;
     attn_status s = supports(p, 0, &why);
     if (s != ATTN_OK)
         return s;
     if (!q || !k || !v || !o || !lse)
+        return ATTN_ERR_INVALID;
+    /* the contract's alignment (attention.h): refused here, never a misaligned access */
+    if (attn_misaligned(q, k, v, o, lse, NULL, NULL, NULL, NULL, workspace, workspace_bytes(p, 0)))
         return ATTN_ERR_INVALID;
     if (p->dtype == ATTN_BF16)
         dispatch<__nv_bfloat16>(p, q, k, v, o, lse, stream);

@@ -981,8 +981,7 @@ static attn_status dispatch(const attn_problem *p, const void *q, const void *k,
 static attn_status forward(const attn_problem *p, const void *q, const void *k, const void *v,
                            void *o, float *lse, void *workspace, cudaStream_t stream)
 {
-    (void)workspace;
-    attn_status s = step_check_forward(supports, p, q, k, v, o, lse);
+    attn_status s = step_check_forward(supports, workspace_bytes, p, q, k, v, o, lse, workspace);
     if (s != ATTN_OK)
         return s;
     if (step_device_cc() < 80)
@@ -1034,15 +1033,10 @@ static attn_status backward(const attn_problem *p, const void *q, const void *k,
                             const void *o, const float *lse, const void *d_o, void *dq, void *dk,
                             void *dv, void *workspace, cudaStream_t stream)
 {
-    attn_status s = step_check_backward(supports, p, q, k, v, o, lse, d_o, dq, dk, dv);
+    attn_status s = step_check_backward(supports, workspace_bytes, p, q, k, v, o, lse, d_o, dq,
+                                        dk, dv, workspace);
     if (s != ATTN_OK)
         return s;
-    if (!workspace)
-        return ATTN_ERR_INVALID;
-    /* the tiles move 16 bytes (8 bf16) per access */
-    if (((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)o | (uintptr_t)d_o |
-         (uintptr_t)dq | (uintptr_t)dk | (uintptr_t)dv) & 15)
-        return ATTN_ERR_UNSUPPORTED;
     if (step_device_cc() < 80)
         return ATTN_ERR_UNSUPPORTED;
     /* D = 64: Br x Bc = 128 x 128; D = 128: 64 x 128 (see the header) */

@@ -401,8 +401,7 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
 static attn_status forward(const attn_problem *p, const void *q, const void *k, const void *v,
                            void *o, float *lse, void *workspace, cudaStream_t stream)
 {
-    (void)workspace;
-    attn_status s = step_check_forward(supports, p, q, k, v, o, lse);
+    attn_status s = step_check_forward(supports, workspace_bytes, p, q, k, v, o, lse, workspace);
     if (s != ATTN_OK)
         return s;
     if (step_device_cc() != 90)   /* wgmma is sm_90a only: never launch elsewhere */
