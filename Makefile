@@ -29,6 +29,7 @@ help:
 	@echo "make test       install missing packages (as root), build, run the CPU and GPU tests"
 	@echo "make check      attn check: every step against the fp64 reference (needs a GPU)"
 	@echo "make bench      the sweeps + SDPA peers + charts on this GPU; without one, redraw charts"
+	@echo "make bench QUICK=1   the sweeps' quick lines + peers + charts into out/quick/<gpu>/"
 	@echo "make plots      redraw plots/\$$(GPU)/*.png from bench/results/\$$(GPU) (GPU=h200 by default)"
 	@echo "make readme     rewrite the README's ladder table from bench/results/\$$(GPU)"
 	@echo "make diff A=01 B=02        the lesson between two steps"
@@ -113,8 +114,10 @@ check: all
 	build/attn check
 
 # ----------------------------------------------------------------------- bench and charts
+# QUICK=1: only the sweeps' quick lines and the peers', no attn check, into out/quick/<gpu>/
+# (bench/run.sh --quick; the committed results and charts are left alone).
 bench: all
-	bench/run.sh
+	bench/run.sh$(if $(filter-out 0,$(QUICK)), --quick)
 
 # The charts of one GPU's results; the README is left alone (its table changes only by `make readme`).
 plots:
