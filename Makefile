@@ -106,9 +106,16 @@ test: deps all tests
 	  if [ "$$t" = build/tests/gpu ]; then $$t --verbose; else $$t; fi; done
 	@echo "== tests/throwaway_steps.sh"; tests/throwaway_steps.sh
 	@echo "== tests/rebuilt_csv.sh"; tests/rebuilt_csv.sh
-	@if python3 -c "import torch" 2>/dev/null; then \
-	  echo "== tests/test_torch.py"; python3 -m pytest -q -rs tests/test_torch.py; \
-	else echo "== tests/test_torch.py skipped: python3 cannot import torch (the PyTorch front door is tested where it can)"; fi
+	@if ! command -v python3 >/dev/null; then echo "== python/ skipped: no python3 here"; \
+	else echo "== python3 python/flash_steps.py (the listing needs no torch)"; \
+	  python3 python/flash_steps.py >build/flash_steps_list.txt 2>&1 || { cat build/flash_steps_list.txt; exit 1; }; \
+	  grep -c "^  [0-9][0-9]*_" build/flash_steps_list.txt | sed 's/$$/ steps listed/'; \
+	  if ! python3 -c "import torch" 2>/dev/null; then \
+	    echo "== tests/test_torch.py SKIPPED: python3 cannot import torch (pip install torch; the PyTorch door is tested where torch is)"; \
+	  elif ! python3 -c "import pytest" 2>/dev/null; then \
+	    echo "== tests/test_torch.py SKIPPED: pytest is not installed (python3 -m pip install pytest)"; \
+	  else echo "== tests/test_torch.py"; python3 -m pytest -q -rs tests/test_torch.py; fi; \
+	fi
 
 check: all
 	build/attn check
