@@ -29,6 +29,7 @@ help:
 	@echo "make test       install missing packages (as root), build, run the CPU and GPU tests"
 	@echo "make check      attn check: every step against the fp64 reference (needs a GPU)"
 	@echo "make bench      the sweeps + SDPA peers + charts on this GPU; without one, redraw charts"
+	@echo "make bench QUICK=1   the sweeps' quick lines + peers + charts into out/quick/<gpu>/"
 	@echo "make plots      redraw plots/\$$(GPU)/*.png from bench/results/\$$(GPU) (GPU=h200 by default)"
 	@echo "make readme     rewrite the README's ladder table from bench/results/\$$(GPU)"
 	@echo "make diff A=01 B=02        the lesson between two steps"
@@ -106,16 +107,25 @@ test: deps all tests
 	@set -e; for t in $(filter build/tests/gpu,$(TESTS)) $(filter-out build/tests/gpu,$(TESTS)); do echo "== $$t"; \
 	  if [ "$$t" = build/tests/gpu ]; then $$t --verbose; else $$t; fi; done
 	@set -e; for t in $(sort $(wildcard tests/*.sh)); do echo "== $$t"; bash $$t; done
-	@if python3 -c "import torch" 2>/dev/null; then \
-	  echo "== tests/test_torch.py"; python3 -m pytest -q -rs tests/test_torch.py; \
-	else echo "== tests/test_torch.py skipped: python3 cannot import torch (the PyTorch front door is tested where it can)"; fi
+	@if ! command -v python3 >/dev/null; then echo "== python/ skipped: no python3 here"; \
+	else echo "== python3 python/flash_steps.py (the listing needs no torch)"; \
+	  python3 python/flash_steps.py >build/flash_steps_list.txt 2>&1 || { cat build/flash_steps_list.txt; exit 1; }; \
+	  grep -c "^  [0-9][0-9]*_" build/flash_steps_list.txt | sed 's/$$/ steps listed/'; \
+	  if ! python3 -c "import torch" 2>/dev/null; then \
+	    echo "== tests/test_torch.py SKIPPED: python3 cannot import torch (pip install torch; the PyTorch door is tested where torch is)"; \
+	  elif ! python3 -c "import pytest" 2>/dev/null; then \
+	    echo "== tests/test_torch.py SKIPPED: pytest is not installed (python3 -m pip install pytest)"; \
+	  else echo "== tests/test_torch.py"; python3 -m pytest -q -rs tests/test_torch.py; fi; \
+	fi
 
 check: all
 	build/attn check
 
 # ----------------------------------------------------------------------- bench and charts
+# QUICK=1: only the sweeps' quick lines and the peers', no attn check, into out/quick/<gpu>/
+# (bench/run.sh --quick; the committed results and charts are left alone).
 bench: all
-	bench/run.sh
+	bench/run.sh$(if $(filter-out 0,$(QUICK)), --quick)
 
 # The charts of one GPU's results; the README is left alone (its table changes only by `make readme`).
 plots:

@@ -18,12 +18,15 @@
 const char bench_usage[] =
     "usage: attn bench --sweep NAME [--steps S,S,...] [--out FILE.csv] [--quick] [--reps N]\n"
     "  --sweep NAME     a sweep of bench/sweeps.txt: standard (bf16, B=4, H=8, D 64 and 128,\n"
-    "                   N 512..16384 causal and not, N=32768 forward) or single_head (fp32,\n"
-    "                   the single-head shapes of the Triton tutorial kernel)\n"
+    "                   N 512..16384 causal and not, N=32768 non-causal; forward and backward)\n"
+    "                   or single_head (fp32, the single-head shapes of the Triton tutorial\n"
+    "                   kernel, forward)\n"
     "  --steps S,S,...  only these steps (default: every step)\n"
     "  --out FILE.csv   write the CSV there (default: stdout); progress goes to stderr\n"
     "  --quick          only the lines of the sweep marked quick\n"
     "  --reps N         timed runs per measurement (default: about 200 ms worth, 3 to 30)\n"
+    "  Each shape's dtype is the sweep's (no --dtype): a step that does not support it, or the\n"
+    "  shape, gets a row with status unsupported (the fp32 rows stop at step 02).\n"
     "  The sweeps file is $ATTN_SWEEPS_FILE if set.\n";
 
 static void fmt_duration(double s, char *out, size_t n)
@@ -47,7 +50,7 @@ int cmd_bench(int argc, char **argv)
         {"sweep", required_argument, NULL, 's'}, {"steps", required_argument, NULL, 'S'},
         {"out", required_argument, NULL, 'o'},   {"quick", no_argument, NULL, 'q'},
         {"reps", required_argument, NULL, 'r'},  {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        {"dtype", required_argument, NULL, 't'}, {NULL, 0, NULL, 0}};
     const char *sweep = NULL, *out_path = NULL, *steps_arg = NULL;
     int quick = 0, reps = 0, c;
     long n;
@@ -74,6 +77,9 @@ int cmd_bench(int argc, char **argv)
                 return cli_fail("bench", "--reps takes a whole number from 1 to 100000, not '%s'", optarg);
             reps = (int)n;
             break;
+        case 't':
+            return cli_fail("bench", "--dtype is attn run's: each shape of a sweep carries its own "
+                                     "dtype (standard: bf16, single_head: fp32; bench/sweeps.txt)");
         case 'h':
             fputs(bench_usage, stdout);
             return 0;

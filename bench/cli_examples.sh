@@ -15,6 +15,9 @@ show run --step 02 --shape 2,2,300,200,64 --dtype bf16 --causal
 show run --step 00 --shape 2,2,300,200,64 --dtype bf16 --backward
 show run --step 01 --shape 2,1,100,100,64
 show run --step 02 --shape 4,8,4096,4096,128 --dtype bf16 --reps 5
+# no --dtype: bf16 where the step supports it (the Run: line of step 08's header, as written)
+show run --step 08 --shape 4,8,4096,4096,128
+show run --step 00 --shape 2,2,300,200,64 --dtype FP32
 # bad input: one line each, exit status 2
 show run --step 42 --shape 1,1,8,8,8
 show run --step 02 --shape 1,1,8,8
@@ -26,6 +29,9 @@ show run --step
 show run --frobnicate
 show run --step 01 --shape 1,1,64,64,256 --dtype bf16
 show run --step 01 --shape 1,1,64,64,64 --backward
+show run --step 03 --shape 1,1,64,64,96
+show run --step 03 --shape 1,1,64,64,96 --dtype fp32
+show bench --sweep standard --dtype fp32
 show run --step 00 --shape 4,8,65536,65536,64 --dtype bf16
 show run --step 02 --shape 64,64,65536,65536,128 --dtype bf16
 show list extra

@@ -4,10 +4,26 @@
 # bench/results/<gpu>/ and plots/<gpu>/ (<gpu> from `attn info`, e.g. h200); it never touches the
 # README (its table changes only on an explicit `make readme`). Without a GPU, it redraws the
 # charts of every committed results folder and says so.
-#   bench/run.sh            results into bench/results/<gpu>/, charts into plots/<gpu>/
-#   bench/run.sh DIR        results into DIR, no charts (what the device runs use)
+#   bench/run.sh                 results into bench/results/<gpu>/, charts into plots/<gpu>/
+#   bench/run.sh DIR             results into DIR, no charts (what the device runs use)
+#   bench/run.sh --quick [DIR]   (make bench QUICK=1) a first reproduction in minutes: only the
+#                                lines of each sweep marked quick (attn bench --quick, then
+#                                bench/peer_sdpa.py --quick), no attn check (make check does it);
+#                                results into out/quick/<gpu>/ (or DIR), charts into
+#                                out/quick/<gpu>/plots/ (none with DIR); the committed results
+#                                and charts are left alone. Charts whose rows a quick run does
+#                                not make (accuracy, without check.csv) are skipped, and say so.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+quick=0
+if [ "${1:-}" = --quick ]; then
+    quick=1
+    shift
+fi
+case ${1:-} in
+-*) echo "bench/run.sh: unknown option $1 (usage: bench/run.sh [--quick] [DIR])" >&2; exit 2 ;;
+esac
 
 draw() {   # draw RESULTS_DIR OUT_DIR, if gnuplot is here
     if command -v gnuplot >/dev/null; then
@@ -27,7 +43,15 @@ if ! info=$(build/attn info 2>&1); then
     exit $status
 fi
 slug=$(sed -n 's/^slug=//p' <<<"$info")
-out=${1:-bench/results/$slug}
+if [ $quick = 1 ]; then
+    out=${1:-out/quick/$slug}
+    charts=$out/plots
+    quick_flag=--quick
+else
+    out=${1:-bench/results/$slug}
+    charts=plots/$slug
+    quick_flag=
+fi
 mkdir -p "$out"
 sha=${ATTN_GIT_SHA:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 {
@@ -35,25 +59,29 @@ sha=${ATTN_GIT_SHA:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
     echo "git_sha=$sha"
     echo "driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
     echo "torch=$(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
+    if [ $quick = 1 ]; then echo "quick=1"; fi
 } >"$out/meta.txt"
 status=0
 step() { echo "== $*" >&2; "$@" || status=1; }
 
-{ echo "commit $sha"; build/attn check --csv "$out/check.csv"; } >"$out/check.txt" 2>&1 || status=1
-tail -n 12 "$out/check.txt"
+if [ $quick = 0 ]; then
+    { echo "commit $sha"; build/attn check --csv "$out/check.csv"; } >"$out/check.txt" 2>&1 || status=1
+    tail -n 12 "$out/check.txt"
+fi
 # The sweeps, by name, in the order bench/sweeps.txt first names them: NAME.csv and peers_NAME.csv.
 sweeps=$(awk '{ sub(/#.*/, "") } NF && !seen[$1]++ { print $1 }' bench/sweeps.txt)
 for sweep in $sweeps; do
-    step build/attn bench --sweep "$sweep" --out "$out/$sweep.csv"
+    step build/attn bench --sweep "$sweep" $quick_flag --out "$out/$sweep.csv"
 done
 if command -v python3 >/dev/null; then
     for sweep in $sweeps; do
-        step python3 bench/peer_sdpa.py --sweep "$sweep" --out "$out/peers_$sweep.csv"
+        step python3 bench/peer_sdpa.py --sweep "$sweep" $quick_flag --out "$out/peers_$sweep.csv"
     done
 else
     echo "make bench: no python3 here; the SDPA peers are skipped" >&2
 fi
 if [ $# -eq 0 ]; then
-    draw "$out" "plots/$slug" || status=1
+    draw "$out" "$charts" || status=1
+    if [ $quick = 1 ]; then echo "make bench QUICK=1: results in $out, charts in $charts" >&2; fi
 fi
 exit $status

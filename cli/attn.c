@@ -7,6 +7,7 @@
  * Every command parses its options with getopt_long (cli_getopt) and reports bad input as one
  * line, "attn CMD: what is wrong", with exit status 2.
  */
+#include <ctype.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -34,7 +35,8 @@ static const char run_usage[] =
     "  one checked run (as attn check does it) and one timed measurement\n"
     "  --step S                   the step (2, 02 or 02_ragged_mask)\n"
     "  --shape B,H,Nq,Nk,D        batch, heads, query and key lengths, head dim (each 1..2^31-1)\n"
-    "  --dtype fp32|bf16          default fp32\n"
+    "  --dtype fp32|bf16          (any case) default: bf16 if the step supports bf16 for this\n"
+    "                             problem, else fp32\n"
     "  --causal                   query i sees keys j <= i\n"
     "  --backward                 time the backward (dQ, dK, dV) instead of the forward\n"
     "  --inputs normal|large|late the inputs of the checked run (default normal)\n"
@@ -105,6 +107,50 @@ static int set_empty(const unsigned char *set)
         if (set[d])
             return 0;
     return 1;
+}
+
+/* Whether step s takes dtype t for some head dim (the probe above, at 1,1,64,64). */
+static int takes_dtype(const attn_step *s, attn_dtype t, int backward)
+{
+    unsigned char set[2][MAX_D + 1];
+    probe(s, backward, set);
+    return !set_empty(set[t]);
+}
+
+/* attn run without --dtype: bf16 if the step supports it for p, else fp32 if it supports that;
+ * if neither, bf16 when the step takes bf16 at all (so the refusal names what else is wrong). */
+static attn_dtype default_dtype(const attn_step *s, const attn_problem *p, int backward)
+{
+    static const attn_dtype order[2] = {ATTN_BF16, ATTN_FP32};
+    for (int i = 0; i < 2; i++) {
+        attn_problem q = *p;
+        const char *why;
+        q.dtype = order[i];
+        if (s->supports(&q, backward, &why) == ATTN_OK)
+            return order[i];
+    }
+    return takes_dtype(s, ATTN_FP32, backward) && !takes_dtype(s, ATTN_BF16, backward) ? ATTN_FP32
+                                                                                       : ATTN_BF16;
+}
+
+/* What else is wrong with p besides its dtype, when s takes no p->dtype at all: the reason s
+ * gives for p in a dtype it does take, if it refuses that too (NULL when the dtype is all). A
+ * step's supports() may test the dtype first; the user should hear about D=96 before fp32. */
+static const char *other_reason(const attn_step *s, const attn_problem *p, int backward)
+{
+    if (takes_dtype(s, p->dtype, backward))
+        return NULL;
+    for (int t = 0; t < 2; t++) {
+        attn_problem q = *p;
+        const char *why = NULL;
+        q.dtype = (attn_dtype)t;
+        if (q.dtype == p->dtype || !takes_dtype(s, q.dtype, backward))
+            continue;
+        if (s->supports(&q, backward, &why) != ATTN_OK)
+            return why ? why : "no reason given";
+        return NULL;   /* in that dtype p is fine: the dtype is all that is wrong */
+    }
+    return NULL;
 }
 
 /* "1-128" when the dtypes share their head dims, else "fp32 1-128, bf16 64,128". */
@@ -274,6 +320,18 @@ static int cmd_check(int argc, char **argv)
 
 /* ------------------------------------------------------------------------------- run */
 
+/* --dtype in any case ("BF16" too); parse_dtype itself, which also reads bench/sweeps.txt,
+ * keeps the file format's lower case. */
+static int parse_dtype_any_case(const char *s, attn_dtype *t)
+{
+    char low[8];
+    size_t i = 0;
+    for (; s[i] && i + 1 < sizeof low; i++)
+        low[i] = (char)tolower((unsigned char)s[i]);
+    low[i] = 0;
+    return !s[i] && parse_dtype(low, t);
+}
+
 static int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -284,8 +342,8 @@ static int cmd_run(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     const char *step_spec = NULL;
     attn_problem p;
-    int have_shape = 0, backward = 0, causal = 0, reps = 0, c;
-    attn_dtype dtype = ATTN_FP32;
+    int have_shape = 0, have_dtype = 0, backward = 0, causal = 0, reps = 0, c;
+    attn_dtype dtype = ATTN_BF16;
     input_mode mode = INPUT_NORMAL;
     uint64_t seed = (uint64_t)time(NULL);
     char err[512];
@@ -306,8 +364,9 @@ static int cmd_run(int argc, char **argv)
             have_shape = 1;
             break;
         case 't':
-            if (!parse_dtype(optarg, &dtype))
+            if (!parse_dtype_any_case(optarg, &dtype))
                 return cli_fail("run", "unknown dtype '%s' (fp32 or bf16)", optarg);
+            have_dtype = 1;
             break;
         case 'c':
             causal = 1;
@@ -352,7 +411,6 @@ static int cmd_run(int argc, char **argv)
     const attn_step *s = steps_find(steps, nsteps, step_spec);
     if (!s)
         return cli_fail("run", "unknown step '%s' (attn list shows them)", step_spec);
-    p.dtype = dtype;
     p.causal = causal;
     char shape[64], why[320];
     fmt_shape(&p, shape, sizeof shape);
@@ -360,6 +418,9 @@ static int cmd_run(int argc, char **argv)
     /* What needs no GPU first (the step's support, and its reason), then the GPU. */
     if (backward && !s->backward)
         return cli_fail("run", "%s is forward only", s->name);
+    if (!have_dtype)
+        dtype = default_dtype(s, &p, backward);
+    p.dtype = dtype;
     const int have_gpu = gpu_available(why, sizeof why);
     gpu_info g;
     int cc = 0;
@@ -373,10 +434,17 @@ static int cmd_run(int argc, char **argv)
                             g.name, cc, gw);
     }
     const char *reason = NULL;
-    if (s->supports(&p, backward, &reason) != ATTN_OK)
+    if (s->supports(&p, backward, &reason) != ATTN_OK) {
+        const char *other = other_reason(s, &p, backward);
+        if (other)   /* the head dim (or whatever else) first, then the dtype */
+            return cli_fail("run", "%s does not support %s %s%s%s: %s; and not %s in any case: %s",
+                            s->name, shape, dtype_name(dtype), causal ? " causal" : "",
+                            backward ? " backward" : "", other, dtype_name(dtype),
+                            reason ? reason : "no reason given");
         return cli_fail("run", "%s does not support %s %s%s%s: %s", s->name, shape, dtype_name(dtype),
                         causal ? " causal" : "", backward ? " backward" : "",
                         reason ? reason : "no reason given");
+    }
     if (!have_gpu)
         return cli_fail("run", "%s", why);
     if (!measure_fits(s, &p, backward, why, sizeof why))

@@ -13,6 +13,12 @@ all fp32, or the same without the head axis, (B, N, D). What comes out: O shaped
 return_lse=True also lse, float32 (B, H, Nq) (or (B, Nq)), the natural-log logsumexp of each
 row's scaled, masked scores. Causal is top-left (query i sees keys j <= i), as SDPA's is_causal.
 
+Layout and alignment: the contract wants contiguous (B, H, N, D) tensors whose data pointers are
+16-byte aligned (a step returns ATTN_ERR_INVALID otherwise). Any other strides are made contiguous,
+and a tensor whose data_ptr() % 16 != 0 (a view such as buf[1:].view(B, H, N, D)) is copied to a
+fresh, aligned one before the step sees it; the same for the gradient dO. This door copies rather
+than refuses: the copy costs one read and one write of that tensor, and never changes the result.
+
 Which step runs (step=None): the highest-numbered built step whose compute-capability bounds
 (cc_min, cc_max) fit this GPU, whose supports() accepts the problem, and that has no known bug on
 it. Each step of the series adds one idea meant to make it faster than the steps before, so the
@@ -21,10 +27,20 @@ the README's table. One exception is known: 01 and 02, the scalar lessons, are s
 cuBLAS products, so on a build with only 00-02 pass step=0 for speed. Override with step=N, a
 name ("02_ragged_mask"), or a Step from load(); available() lists what is built.
 
-The backward is the step's own when it has one and supports the problem (step 06 on), else step
-00's, fed with this step's O and lse (the contract fixes what lse means, so any forward pairs with
-any backward). Every call is queued on PyTorch's current CUDA stream of the inputs' device, and
-the workspace comes from PyTorch's caching allocator on that stream.
+Which backward runs (backward_step=None): the step's own when it has one that supports the
+problem (06 has one; 00 too, so step=0 stays the materialized baseline both ways). For a
+forward-only step (most of them, the fastest forwards included): the highest-numbered built step
+that has a backward, fits this GPU and supports the problem, the fastest backward by the same
+construction of the series. That is step 06 today, a later Hopper backward step as soon as it is
+built, and step 00's materialized backward only when no other can do the problem (today: fp32,
+or a head dim other than 64 and 128). It is fed with the forward step's O and lse: the contract
+fixes what lse means, so any forward pairs with any backward. choose_backward() says which it is;
+backward_step=N picks one. Every call is queued on PyTorch's current CUDA stream of the inputs'
+device, and the workspace comes from PyTorch's caching allocator on that stream.
+
+Without PyTorch the module still imports: available(), load() and the listing below need only
+ctypes; attention(), choose(), choose_backward() and FlashAttention.apply raise one ImportError
+that says so.
 
 Errors: FileNotFoundError when build/steps (or the step's .so) is missing (it says to run make);
 ValueError for an unknown step, a .so that does not follow common/attention.h, wrong device,
@@ -37,7 +53,7 @@ only when asked for by name, with a RuntimeWarning that quotes the bug.
 What it is not: no dropout, no attention mask other than causal, no fp16, no grouped-query
 attention (q, k, v have the same number of heads), no double backward.
 
-`python3 python/flash_steps.py` lists the built steps and what each needs.
+`python3 python/flash_steps.py` lists the built steps and what each needs (no torch needed).
 """
 import ctypes
 import math
@@ -46,9 +62,21 @@ import re
 import warnings
 from pathlib import Path
 
-import torch
+try:
+    import torch
+except ImportError as _e:   # the ctypes half (listing, loading) works without it
+    torch = None
+    _NO_TORCH = ("flash_steps: PyTorch is not installed (%s): without it flash_steps only lists "
+                 "and loads steps (python3 python/flash_steps.py); attention() needs torch with "
+                 "CUDA (pip install torch)" % _e)
 
-__all__ = ["attention", "FlashAttention", "load", "available", "choose", "Step", "steps_dir"]
+__all__ = ["attention", "FlashAttention", "load", "available", "choose", "choose_backward", "Step",
+           "steps_dir"]
+
+
+def _need_torch():
+    if torch is None:
+        raise ImportError(_NO_TORCH)
 
 # ------------------------------------------------------------------ common/attention.h, mirrored
 
@@ -235,7 +263,15 @@ def _device_cc(device):
     return major * 10 + minor
 
 
-_DTYPES = {torch.bfloat16: ATTN_BF16, torch.float32: ATTN_FP32}
+_DTYPES = {torch.bfloat16: ATTN_BF16, torch.float32: ATTN_FP32} if torch is not None else {}
+
+
+def _aligned(t):
+    """t itself when its data pointer is 16-byte aligned (the contract's requirement), else a
+    fresh contiguous copy (PyTorch's allocators align far beyond 16 bytes)."""
+    if t.data_ptr() % 16 == 0:
+        return t
+    return torch.empty_like(t, memory_format=torch.contiguous_format).copy_(t)
 
 
 def _as_4d(q, k, v):
@@ -267,7 +303,7 @@ def _as_4d(q, k, v):
                          "heads, v's D is q's); got q %s, k %s, v %s" % ((
                              ("(B, Nq, D)", "(B, Nk, D)", "") if three else
                              ("(B, H, Nq, D)", "(B, H, Nk, D)", ", one H")) + shapes))
-    return q.contiguous(), k.contiguous(), v.contiguous(), three
+    return _aligned(q.contiguous()), _aligned(k.contiguous()), _aligned(v.contiguous()), three
 
 
 def _problem(q4, k4, causal, scale):
@@ -283,8 +319,21 @@ def _problem(q4, k4, causal, scale):
 
 def choose(q, k, v, causal=False, scale=None):
     """The Step that attention() runs for these inputs when step=None (see the module's doc)."""
+    _need_torch()
     q4, k4, _, _ = _as_4d(q, k, v)
     return _choose(_problem(q4, k4, causal, scale), q4.device)
+
+
+def choose_backward(q, k, v, causal=False, scale=None, step=None):
+    """The Step whose backward differentiates attention(q, k, v, causal, scale, step) when
+    backward_step=None: the forward step's own backward if it has one that supports the problem,
+    else the highest-numbered built step with a backward that fits this GPU and supports it
+    (step 06 today; step 00 only when no other can; see the module's doc)."""
+    _need_torch()
+    q4, k4, _, _ = _as_4d(q, k, v)
+    p = _problem(q4, k4, causal, scale)
+    s = _resolve(step, p, q4.device)
+    return _backward_step(s, p, _device_cc(q4.device))
 
 
 def _choose(p, device):
@@ -368,15 +417,34 @@ def _forward(s, p, q4, k4, v4):
     return o, lse
 
 
-def _backward_step(s, p):
-    """The step's own backward if it has one that takes p, else step 00's."""
+def _backward_step(s, p, cc):
+    """The step whose backward follows step s's forward on p, on a GPU of compute capability cc:
+    s's own if it has a backward that takes p, else the highest-numbered built step that has a
+    backward, fits cc and supports p (the fastest: 06 today, a Hopper backward step once built);
+    step 00 is the lowest-numbered, so it is taken only when no other backward can do p."""
     if s.has_backward and s.supports(p, True)[0] == ATTN_OK:
         return s
-    return load(0)
+    reasons = []
+    for name in reversed(available()):
+        b = load(name)
+        if not b.has_backward:
+            continue
+        ok, why = b.fits(cc)
+        if ok:
+            st, why = b.supports(p, True)
+            if st == ATTN_OK:
+                return b
+        reasons.append("%s: %s" % (name, why))
+    raise ValueError("no built step has a backward for %r on this GPU (sm_%d)%s"
+                     % (p, cc, (": " + "; ".join(reasons)) if reasons else
+                        " (no step with a backward is built: run make)"))
 
 
-def _backward(s, p, q4, k4, v4, o4, lse, do4):
-    b = _backward_step(s, p)
+def _backward(s, p, q4, k4, v4, o4, lse, do4, backward_step=None):
+    if backward_step is None:
+        b = _backward_step(s, p, _device_cc(q4.device))
+    else:
+        b = _resolve(backward_step, p, q4.device)
     err = _refused(b, p, True)
     if err:
         raise err
@@ -395,15 +463,26 @@ def _backward(s, p, q4, k4, v4, o4, lse, do4):
 
 # ------------------------------------------------------------------------------- the front door
 
-class FlashAttention(torch.autograd.Function):
-    """apply(q, k, v, is_causal=False, scale=None, step=None, return_lse=False), positionally.
+class _NoTorchFunction:
+    """What FlashAttention derives from when torch is missing: apply() says so."""
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        _need_torch()
+
+
+class FlashAttention(torch.autograd.Function if torch is not None else _NoTorchFunction):
+    """apply(q, k, v, is_causal=False, scale=None, step=None, return_lse=False,
+    backward_step=None), positionally.
 
     Returns O (and lse when return_lse). Saves L, the lse, as (B, Nq) for 3-D inputs and
-    (B, H, Nq) for 4-D ones, with q, k, v and O, for the backward: the step's own when it has
-    one that supports the problem, else step 00's."""
+    (B, H, Nq) for 4-D ones, with q, k, v and O, for the backward: the forward step's own when it
+    has one that supports the problem, else the fastest built backward that does (step 06 today;
+    step 00's only when no other can), or backward_step when given (see the module's doc)."""
 
     @staticmethod
-    def forward(ctx, q, k, v, is_causal=False, scale=None, step=None, return_lse=False):
+    def forward(ctx, q, k, v, is_causal=False, scale=None, step=None, return_lse=False,
+                backward_step=None):
         q4, k4, v4, three = _as_4d(q, k, v)
         p = _problem(q4, k4, is_causal, scale)
         with torch.cuda.device(q4.device):
@@ -412,6 +491,7 @@ class FlashAttention(torch.autograd.Function):
         L = lse.squeeze(1) if three else lse
         ctx.save_for_backward(L, q4, k4, v4, o4)
         ctx.step, ctx.problem, ctx.three = s, p, three
+        ctx.backward_step = backward_step
         o = o4.squeeze(1) if three else o4
         if return_lse:
             ctx.mark_non_differentiable(L)
@@ -422,23 +502,29 @@ class FlashAttention(torch.autograd.Function):
     def backward(ctx, do, *unused_dlse):
         L, q4, k4, v4, o4 = ctx.saved_tensors
         lse = L.unsqueeze(1) if ctx.three else L
-        do4 = (do.unsqueeze(1) if ctx.three else do).to(o4.dtype).contiguous()
+        do4 = _aligned((do.unsqueeze(1) if ctx.three else do).to(o4.dtype).contiguous())
         with torch.cuda.device(q4.device):
-            dq, dk, dv = _backward(ctx.step, ctx.problem, q4, k4, v4, o4, lse, do4)
+            dq, dk, dv = _backward(ctx.step, ctx.problem, q4, k4, v4, o4, lse, do4,
+                                   ctx.backward_step)
         if ctx.three:
             dq, dk, dv = dq.squeeze(1), dk.squeeze(1), dv.squeeze(1)
-        return dq, dk, dv, None, None, None, None
+        return dq, dk, dv, None, None, None, None, None
 
 
-def attention(q, k, v, causal=False, scale=None, step=None, return_lse=False):
+def attention(q, k, v, causal=False, scale=None, step=None, return_lse=False, backward_step=None):
     """O = softmax(scale * q k^T, causal mask) v by one step of the series, differentiable.
 
-    q (B, H, Nq, D), k and v (B, H, Nk, D), or all three (B, N, D); CUDA, bf16 or fp32.
+    q (B, H, Nq, D), k and v (B, H, Nk, D), or all three (B, N, D); CUDA, bf16 or fp32; any
+    strides and any alignment (misaligned tensors are copied to aligned ones; see the module doc).
     scale defaults to 1/sqrt(D). step=None takes the highest-numbered built step that fits this
     GPU and supports the problem (the fastest, by the construction of the series; see the module
-    doc for the one exception), step=N or a name picks one. Returns O, or (O, lse) with
-    return_lse=True, lse float32 (B, H, Nq) ((B, Nq) for 3-D inputs, natural log)."""
-    return FlashAttention.apply(q, k, v, bool(causal), scale, step, bool(return_lse))
+    doc for the one exception), step=N or a name picks one. The backward is the forward step's
+    own if it has one for the problem, else the fastest built backward that supports it (step 06
+    today; step 00's materialized backward only when no other can); backward_step=N picks one.
+    Returns O, or (O, lse) with return_lse=True, lse float32 (B, H, Nq) ((B, Nq) for 3-D inputs,
+    natural log)."""
+    _need_torch()
+    return FlashAttention.apply(q, k, v, bool(causal), scale, step, bool(return_lse), backward_step)
 
 
 # ---------------------------------------------------------------------------------- a listing
@@ -448,10 +534,18 @@ def _main():
     if not names:
         print("no steps built in %s: run make" % steps_dir())
         return 1
-    cc = _device_cc(0) if torch.cuda.is_available() else None
-    print("steps in %s%s" % (steps_dir(), ", GPU sm_%d" % cc if cc else ", no GPU"))
+    if torch is None:
+        cc, gpu = None, ", GPU not asked (no PyTorch here; build/attn list says which steps run)"
+    else:
+        cc = _device_cc(0) if torch.cuda.is_available() else None
+        gpu = ", GPU sm_%d" % cc if cc else ", no GPU"
+    print("steps in %s%s" % (steps_dir(), gpu))
     for n in names:
-        s = load(n)
+        try:
+            s = load(n)
+        except (OSError, ValueError) as e:   # named, and the others go on (as attn list does)
+            print("  %-28s does not load: %s" % (n, e))
+            continue
         need = "any GPU" if not (s.cc_min or s.cc_max) else (s.gpu_why or "cc %d..%d" % (
             s.cc_min, s.cc_max))
         here = "" if cc is None else ("  [runs here]" if s.fits(cc)[0] else "  [not on this GPU]")

@@ -8,9 +8,12 @@ the same 64 again, and the loss is next-token cross-entropy on the second half, 
 is the token 63 places back. Chance is ln(vocab) = 4.16; only attention can do better, so a loss
 that goes down means the forward and the backward of the step both work. The attention call is
 flash_steps.attention (bf16 q, k, v; the default step is the fastest that supports the problem on
-this GPU, --step picks one); --sdpa swaps in torch's scaled_dot_product_attention to compare
-(and runs without a GPU with --device cpu). Prints the loss per step, and the time per step.
-Exit status 1 if the mean loss of the last 10 steps is not below 0.8 x that of the first 10.
+this GPU, --step picks one). Its backward is flash_steps' choice: the step's own if it has one,
+else the fastest built backward that supports the problem (step 06 today, step 00's materialized
+one only when no other can); --backward-step picks one. The first line printed names both.
+--sdpa swaps in torch's scaled_dot_product_attention to compare (and runs without a GPU with
+--device cpu). Prints the loss per step, and the time per step. Exit status 1 if the mean loss of
+the last 10 steps is not below 0.8 x that of the first 10; 2 without torch or a GPU.
 """
 import argparse
 import math
@@ -18,8 +21,14 @@ import sys
 import time
 from pathlib import Path
 
-import torch
-import torch.nn.functional as F
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError as e:
+    if __name__ == "__main__":
+        print("train_demo: needs PyTorch (%s); pip install torch, then run it again" % e)
+        sys.exit(2)
+    raise
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -48,6 +57,9 @@ class CopyModel(torch.nn.Module):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--step", default=None, help="step number or name (default: the fastest)")
+    ap.add_argument("--backward-step", default=None,
+                    help="step whose backward runs (default: the step's own, else the fastest "
+                         "built backward that supports the problem)")
     ap.add_argument("--sdpa", action="store_true", help="torch SDPA instead of a step")
     ap.add_argument("--steps", type=int, default=100, help="optimizer steps")
     ap.add_argument("--device", default="cuda")
@@ -76,11 +88,12 @@ def main():
         probe = torch.zeros(args.batch, args.heads, seq - 1, args.head_dim, dtype=torch.bfloat16,
                             device=dev)
         step = fs.load(args.step) if args.step is not None else fs.choose(probe, probe, probe, True)
-        bstep = fs._backward_step(step, fs._problem(probe, probe, True, None))
+        bstep = (fs.load(args.backward_step) if args.backward_step is not None else
+                 fs.choose_backward(probe, probe, probe, True, step=step))
         name = "%s (backward: %s)" % (step.name, bstep.name)
 
         def attend(q, k, v):
-            return fs.attention(q, k, v, causal=True, step=step)
+            return fs.attention(q, k, v, causal=True, step=step, backward_step=bstep)
 
     model = CopyModel(args.vocab, seq, args.heads, args.head_dim, attend).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr)

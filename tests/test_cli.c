@@ -1,6 +1,7 @@
 /* CLI tests: what `attn` says to bad input, run as a subprocess (build/attn), and the parsing
  * helpers of common/cli.c. No GPU needed: every case here is decided before the GPU is asked. */
 #include <criterion/criterion.h>
+#include <glob.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,8 +96,10 @@ Test(cli_help, every_command_shows_its_options)
     static const struct { const char *cmd, *shows[3]; } cases[] = {
         {"run --help", {"usage: attn run", "--shape B,H,Nq,Nk,D", "--backward"}},
         {"run -h", {"usage: attn run", "--dtype fp32|bf16", "--reps N"}},
+        {"run --help", {"(any case)", "default: bf16 if the step supports bf16", "else fp32"}},
         {"check --help", {"usage: attn check", "--csv FILE", "--seed N"}},
         {"bench --help", {"usage: attn bench", "--sweep NAME", "single_head"}},
+        {"bench --help", {"N=32768 non-causal; forward and backward", "(no --dtype)", "--quick"}},
         {"list --help", {"usage: attn list", "head dims", "GPU"}},
         {"info --help", {"usage: attn info", "key=value", "GPU"}},
         {"--help", {"usage: attn <command>", "bench", "attn <command> --help"}},
@@ -108,6 +111,9 @@ Test(cli_help, every_command_shows_its_options)
             cr_expect(strstr(out, cases[i].shows[j]), "attn %s does not show '%s':\n%s", cases[i].cmd,
                       cases[i].shows[j], out);
     }
+    /* the standard sweep's N=32768 lines have a backward too (bench/sweeps.txt) */
+    run_attn("bench --help", out, sizeof out);
+    cr_expect(!strstr(out, "N=32768 forward)"), "attn bench --help says N=32768 is forward only:\n%s", out);
 }
 
 Test(cli_help, plain_attn_is_one_line_with_the_hint)
@@ -170,6 +176,9 @@ Test(cli_values, bad_shape_dtype_inputs_reps_seed)
     rejects("run --step 02 --shape 1,1,8,8,8 --seed -1", "attn run: ", "--seed takes a whole number");
     rejects("check --seed x", "attn check: ", "--seed takes a whole number");
     rejects("bench --sweep standard --reps x", "attn bench: ", "--reps takes a whole number");
+    rejects("bench --sweep standard --dtype fp32", "attn bench: ", "--dtype is attn run's");
+    rejects("run --step 02 --shape 1,1,8,8,8 --dtype bf16x", "attn run: ", "unknown dtype 'bf16x'");
+    rejects("run --step 02 --shape 1,1,8,8,8 --dtype BF16BF16BF16", "attn run: ", "unknown dtype");
     rejects("run --step 02", "attn run: ", "--step and --shape are required");
     rejects("bench", "attn bench: ", "--sweep is required");
 }
@@ -221,7 +230,114 @@ Test(cli_sweeps, a_bad_line_is_named)
 Test(cli_order, step_support_before_the_gpu)
 {
     rejects("run --step 01 --shape 1,1,8,8,64 --backward", "attn run: ", "01_online_softmax_16x16 is forward only");
-    rejects("run --step 01 --shape 1,1,16,16,300", "attn run: ", "does not support 1,1,16,16,300 fp32");
+    rejects("run --step 01 --shape 1,1,16,16,300", "attn run: ", "does not support 1,1,16,16,300 bf16");
+}
+
+/* The folder of this test binary (build/tests), where build/attn is found too. */
+static const char *exe_dir(void)
+{
+    static char dir[400];
+    if (!dir[0]) {
+        const ssize_t len = readlink("/proc/self/exe", dir, sizeof dir - 1);
+        cr_assert(len > 0);
+        dir[len] = 0;
+        *strrchr(dir, '/') = 0;
+    }
+    return dir;
+}
+
+/* Whether build/steps holds step NN (tests/throwaway_steps.sh builds only 00-02 in its copy). */
+static int step_built(const char *nn)
+{
+    char pattern[512];
+    glob_t g;
+    snprintf(pattern, sizeof pattern, "%s/../steps/%s_*.so", exe_dir(), nn);
+    const int found = glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0;
+    globfree(&g);
+    return found;
+}
+
+/* A step that refuses both the head dim and the dtype names the head dim first: without --dtype
+ * the default is bf16 (which step 03 takes), so the head dim is all it names; with --dtype fp32
+ * the head dim comes first, then the dtype. */
+static void head_dim_first(const char *args, const char *dtype_part)
+{
+    rejects(args, "attn run: ", "does not support ");
+    const char *head = strstr(out, "head_dim") ? strstr(out, "head_dim") : strstr(out, "head dim");
+    cr_expect(head != NULL, "attn %s: the head dim is not named:\n%s", args, out);
+    if (dtype_part) {
+        const char *dt = strstr(out, dtype_part);
+        cr_expect(dt && head && head < dt, "attn %s: expected the head dim before '%s':\n%s", args,
+                  dtype_part, out);
+    } else {
+        cr_expect(!strstr(out, "bf16 only"), "attn %s: the dtype is not what is wrong:\n%s", args, out);
+    }
+}
+
+Test(cli_order, head_dim_named_before_the_dtype)
+{
+    if (!step_built("03") || !step_built("06"))
+        cr_skip_test("steps 03 and 06 are not built here");
+    head_dim_first("run --step 03 --shape 1,1,64,64,96", NULL);
+    rejects("run --step 03 --shape 1,1,64,64,96", "attn run: ", "does not support 1,1,64,64,96 bf16: ");
+    head_dim_first("run --step 03 --shape 1,1,64,64,96 --dtype fp32", "; and not fp32 in any case: ");
+    head_dim_first("run --step 06 --shape 1,1,64,64,96 --dtype fp32 --backward",
+                   "; and not fp32 in any case: ");
+    /* only the dtype wrong: the dtype's reason alone */
+    rejects("run --step 03 --shape 1,1,64,64,64 --dtype fp32", "attn run: ",
+            "does not support 1,1,64,64,64 fp32: ");
+    cr_expect(!strstr(out, "in any case"), "%s", out);
+}
+
+/* attn ARGS gets past the step's supports() with the dtype it chose: without a GPU it stops at
+ * "no CUDA GPU"; with one it runs (or says the step does not run on this GPU), never "does not
+ * support". */
+static void accepted(const char *args)
+{
+    char why[256];
+    const int rc = run_attn(args, out, sizeof out);
+    drop_load_warnings(out);
+    cr_expect(!strstr(out, "does not support") && !strstr(out, "unknown dtype"),
+              "attn %s: exit %d, refused:\n%s", args, rc, out);
+    if (!gpu_available(why, sizeof why))
+        cr_expect(rc == 2 && strstr(out, "no CUDA GPU"), "attn %s: exit %d:\n%s", args, rc, out);
+}
+
+Test(cli_dtype, default_is_one_the_step_supports)
+{
+    if (step_built("03"))
+        accepted("run --step 03 --shape 1,1,64,64,64");
+    if (step_built("06"))
+        accepted("run --step 06 --shape 1,1,64,64,128 --backward --causal");
+    accepted("run --step 00 --shape 1,1,8,8,8");
+    accepted("run --step 02 --shape 1,1,8,8,8 --dtype BF16");
+    accepted("run --step 02 --shape 1,1,8,8,8 --dtype Fp32");
+}
+
+/* Every step header's "Run:" line (steps/NN_name/attention.cu) works as written. On a machine
+ * with a GPU these would be real runs of big shapes; there the test skips. */
+Test(cli_dtype, the_run_lines_of_the_step_headers)
+{
+    char why[256], cmd[600], line[512];
+    if (gpu_available(why, sizeof why))
+        cr_skip_test("a GPU is present; the Run: lines are checked on machines without one");
+    snprintf(cmd, sizeof cmd, "grep -h '^ \\* Run:  *build/attn ' %s/../../steps/*/attention.cu",
+             exe_dir());
+    FILE *f = popen(cmd, "r");
+    cr_assert(f);
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *args = strstr(line, "build/attn ") + strlen("build/attn "), nn[8] = "";
+        args[strcspn(args, "[(\n")] = 0;          /* drop "[--causal]", "(needs an H100)" */
+        for (char *e = args + strlen(args); e > args && e[-1] == ' ';)
+            *--e = 0;
+        n++;
+        if (sscanf(args, "run --step %7[0-9]", nn) == 1 && !step_built(nn))
+            continue;                             /* not built in this copy */
+        accepted(args);
+    }
+    pclose(f);
+    cr_expect(n >= 8, "found only %d Run: lines in steps/*/attention.cu", n);
 }
 
 Test(cli_order, without_a_gpu_every_command_says_so)
