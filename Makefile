@@ -32,7 +32,7 @@ help:
 	@echo "make bench QUICK=1   the sweeps' quick lines + peers + charts into out/quick/<gpu>/"
 	@echo "make plots      redraw plots/\$$(GPU)/*.png from bench/results/\$$(GPU) (GPU=h200 by default)"
 	@echo "make readme     rewrite the README's ladder table from bench/results/\$$(GPU)"
-	@echo "make diff A=01 B=02        the lesson between two steps"
+	@echo "make diff A=01 B=02        the lesson between two steps (indentation changes ignored)"
 	@echo "make sass STEP=02 | sanitize STEP=02 | profile STEP=02"
 	@echo "                a step by number (8, 08) or by the start of its name (02_ragged_mask)"
 	@echo "make step-flags STEP=08    the step's folder and the nvcc flags make builds it with"
@@ -142,6 +142,8 @@ readme:
 step_num = $(shell case '$(1)' in (''|*[!0-9]*) ;; (*) printf '%02d' "$$(expr '$(1)' + 0)" ;; esac)
 step_glob = $(if $(call step_num,$(1)),steps/$(call step_num,$(1))_*/,steps/$(patsubst steps/%,%,$(patsubst %/,%,$(1)))*/)
 step_dir = $(if $(strip $(1)),$(patsubst %/,%,$(firstword $(wildcard $(call step_glob,$(strip $(1)))))))
+# make diff ignores changes of indentation alone (diff -w): where a step wraps old code in a new
+# loop (08's loop over the block's work tiles), the old lines show as context, the loop as new.
 A ?= 01
 B ?= 02
 diff:
@@ -149,7 +151,7 @@ diff:
 	if [ -z "$$a$$b" ]; then echo "make diff: A=$(A) and B=$(B) name no step in steps/" >&2; exit 2; fi; \
 	if [ -z "$$a" ]; then echo "make diff: A=$(A) names no step in steps/" >&2; exit 2; fi; \
 	if [ -z "$$b" ]; then echo "make diff: B=$(B) names no step in steps/" >&2; exit 2; fi; \
-	diff -u "$$a/attention.cu" "$$b/attention.cu"; true
+	diff -u -w "$$a/attention.cu" "$$b/attention.cu"; true
 
 STEP ?= 02
 STEP_DIR = $(call step_dir,$(STEP))
