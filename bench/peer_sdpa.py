@@ -9,10 +9,14 @@ format), so the peers run exactly the steps' shapes, in the same order. Writes t
 schema, so that plots/draw.sh can draw the steps and the peers side by side. Needs torch with
 CUDA; without it, it says so in one line and exits 0 (the peers are optional).
 
-Timing: a warm-up call (output checked finite), a second call timed to pick the number of
-repetitions (~0.3 s in all, 3..30), then for each repetition: flush L2 (zero a buffer of
-twice its size), time just the call with a pair of CUDA events. Median, min and max in ms;
-the output is checked finite again afterwards. TF32 stays at torch's default (off).
+Timing: a warm-up call (output checked finite), then the call captured in a CUDA graph, so that
+what is timed is the GPU's work alone, as for our steps (a C call that launches kernels): an
+eager call also times Python's and, for the backward, autograd's launch overhead, which at
+N <= 1024 is most of the time. A call that cannot be captured is timed eagerly, and the log says
+so. A replay timed to pick the number of repetitions (~0.3 s in all, 3..30), then for each
+repetition: flush L2 (zero a buffer of twice its size), time just the replay with a pair of
+CUDA events. Median, min and max in ms; the output is checked finite again afterwards. TF32
+stays at torch's default (off).
 """
 import argparse
 import math
@@ -126,10 +130,46 @@ def main():
     def finite(*ts):
         return all(bool(torch.isfinite(t).all()) for t in ts)
 
+    def graphed(call, stream):
+        """call() as a CUDA-graph replay on `stream`, or call itself, said in the log, when it
+        cannot be captured. The replay must write its outputs: they are set to NaN first."""
+        try:
+            call()   # torch asks for a warm-up on the capturing stream before the capture
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, stream=stream):
+                out = call()
+            for t in out:
+                t.fill_(float("nan"))
+            g.replay()
+            stream.synchronize()
+            if not finite(*out):
+                raise RuntimeError("the replay left its outputs unwritten")
+            graphs.append(g)   # keep the graph (and its memory pool) alive for the timing
+
+            def replay():
+                g.replay()
+                return out
+            return replay
+        except Exception as e:  # not capturable: time the eager call
+            torch.cuda.synchronize()
+            log(f"peer_sdpa: eager timing (CUDA graph capture failed: {type(e).__name__}: "
+                f"{(str(e).strip().splitlines() or [''])[0]})")
+            return call
+
+    graphs = []
+
     def run_one(backend, pas, dt, b, h, nq, nk, d, causal):
         """Returns the list of timed milliseconds; raises Refused, OOM or anything else."""
         torch.manual_seed(0)
         grad = pas == "bwd"
+        # Everything on one side stream: the graph is captured there, and autograd runs a
+        # backward on the stream of its forward, so the forward runs there too.
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            return run_on(side, backend, grad, dt, b, h, nq, nk, d, causal)
+
+    def run_on(side, backend, grad, dt, b, h, nq, nk, d, causal):
         q = torch.randn(b, h, nq, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
         k = torch.randn(b, h, nk, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
         v = (torch.randn(b, h, nk, d, device="cuda", dtype=dtypes[dt]) + 0.5).requires_grad_(grad)
@@ -159,6 +199,7 @@ def main():
             res = call()  # warm-up
             if not finite(*res):
                 raise FloatingPointError("warm-up output has NaN/Inf")
+            call = graphed(call, side)
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record(); call(); end.record(); end.synchronize()  # estimate the time per call
             reps = min(MAX_REPS, max(MIN_REPS, math.ceil(TARGET_S * 1e3 / max(start.elapsed_time(end), 1e-3))))
@@ -196,6 +237,7 @@ def main():
                 status = "error"
                 first = (str(e).strip().splitlines() or [""])[0]
                 result = f"error: {type(e).__name__}: {first}"
+            graphs.clear()
             if status == "oom":
                 torch.cuda.empty_cache()
             print(f"{gpu},{step},{pas},{dt},{b},{h},{nq},{nk},{d},{causal},{cols},0,{status}",
