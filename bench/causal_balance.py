@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""The load-balance model behind step 08's causal work order (notes/08, "The causal work order").
+"""The load-balance model behind step 11's causal work order (notes/11).
 
 One block per causal work tile; the hardware hands blocks to SMs in block order, each to the SM
 that frees up first. A work tile of query tile i costs i + 1 key tiles plus a fixed start-up
 (0.3 key tiles). The model prints, for B*H = 32 and the H200's 132 SMs and 60 MiB of L2, how close
 three orders come to the ideal (every SM finishing at the same time): head by head (62ca8dd),
-heaviest first across all heads, and heaviest first within sections of heads, as step 08 launches
+heaviest first across all heads, and heaviest first within sections of heads, as step 11 launches
 them (as many heads as have their K and V in 2/3 of L2, then as even as one G allows), and
 the same sections before that evening out. It counts key tiles only:
 no masking cost, no L2 or DRAM effects, no clock changes.

@@ -15,8 +15,8 @@ show run --step 02 --shape 2,2,300,200,64 --dtype bf16 --causal
 show run --step 00 --shape 2,2,300,200,64 --dtype bf16 --backward
 show run --step 01 --shape 2,1,100,100,64
 show run --step 02 --shape 4,8,4096,4096,128 --dtype bf16 --reps 5
-# no --dtype: bf16 where the step supports it (the Run: line of step 08's header, as written)
-show run --step 08 --shape 4,8,4096,4096,128
+# no --dtype: bf16 where the step supports it (the Run: line of step 11's header, as written)
+show run --step 11 --shape 4,8,4096,4096,128
 show run --step 00 --shape 2,2,300,200,64 --dtype FP32
 # bad input: one line each, exit status 2
 show run --step 42 --shape 1,1,8,8,8

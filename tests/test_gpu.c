@@ -334,7 +334,7 @@ Test(gpu, every_step_refuses_a_misaligned_pointer, .timeout = 300)
 {
     need_gpu();
     const int cc = gpu_cc();
-    /* the first problem a step takes; at D = 128 not causal, 12 work tiles give step 08 a
+    /* the first problem a step takes; at D = 128 not causal, 12 work tiles give step 11 a
      * workspace (stream-K's partials), so its offset is tested too */
     const attn_problem cand[] = {{1, 4, 300, 300, 128, 0, ATTN_BF16, 0.0884f},
                                  {1, 4, 300, 300, 64, 0, ATTN_BF16, 0.125f},
