@@ -648,7 +648,7 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
     /* Work tiles [0, n_dp) go whole; with stream-K the last full round and the remainder are
      * cut into equal ranges of key tiles (none when the tiles fill the rounds exactly). H200,
      * N = 4096, B*H = 32: 1024 tiles on 132 blocks, 6 rounds whole, 232 tiles cut into 132
-     * ranges of 42.2 key tiles (24 per work tile at D = 128). */
+     * ranges of 45.7 key tiles (26 of 160 keys per work tile: use_bc_alt). */
     long long n_dp = n_work;
     const long long n_kt = (p->seq_k + Bc - 1) / Bc;
     if (SPLIT && n_work > blocks && n_work % blocks != 0 && blocks <= SK_MAX_GRID &&
