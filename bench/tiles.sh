@@ -4,12 +4,14 @@
 # non-causal, each spot-checked against step 00 on the same inputs (attn run does that).
 # A configuration that cannot exist (rows per warp not a multiple of 16, too much shared
 # memory) is a row with its reason, not a gap. Registers and spills come from ptxas (sm_90).
-#   bench/tiles.sh OUT.csv
+#   bench/tiles.sh OUT.csv > OUT.log
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: bench/tiles.sh OUT.csv}
 [ -d build/tiles ] || { echo "bench/tiles.sh: no build/tiles; run make tiles first" >&2; exit 2; }
 echo "d,br,bc,warps,stages,status,regs,spills,smem_bytes,ms_median,tflops" >"$out"
+# the log (stdout) names the commit first, for the tile chart's stamp
+echo "commit ${ATTN_GIT_SHA:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 status=0
 for dir in build/tiles/br*_bc*_w*_s*; do
     cfg=$(basename "$dir")

@@ -1,5 +1,6 @@
 # Shared by every chart (loaded first; draw.sh does not draw it on its own).
-# draw.sh sets: results (folder of CSVs), out (folder for PNGs), plotdir, gpu, date, sha,
+# draw.sh sets: results (folder of CSVs), out (folder for PNGs), plotdir, gpu, date, sha (of
+# meta.txt), check_sha (check.txt's commit), tiles_sha (tiles.log's commit),
 # gpumem (bytes, 0 if unknown).
 
 set encoding utf8
@@ -38,8 +39,10 @@ num(s) = (epos(s) > 0 && !strstrt(s, ".")) ? real(s[1:epos(s) - 1].".0".s[epos(s
 
 # ---------------------------------------------------------------- one look per step
 # A step's colour and point come from its number (03_... is always the 4th colour), so a
-# step looks the same in every chart; the SDPA peers are black/red/greys and dashed.
-step_colors = "#1f77b4 #ff7f0e #2ca02c #9467bd #8c564b #e377c2 #17becf #bcbd22 #393b79 #7b4173 #637939 #e7ba52"
+# step looks the same in every chart; the SDPA peers are black/red/greys and dashed. The Hopper
+# steps (07 on) share the top of the throughput charts with the peers, so their five colours are
+# far apart in hue (olive, navy, dark orange, plum, teal) and their points all differ.
+step_colors = "#1f77b4 #ff7f0e #2ca02c #9467bd #8c564b #e377c2 #17becf #bcbd22 #393b79 #e6550d #7b4173 #1b9e77"
 step_points = "7 5 9 13 11 15 7 5 9 13 11 15"
 peers       = "sdpa_flash sdpa_cudnn sdpa_efficient sdpa_math"
 peer_colors = "#000000 #b2182b #636363 #a6a6a6"
@@ -57,6 +60,41 @@ dash(s)  = is_peer(s) ? int(word(peer_dashes, peer_index(s))) : 1
 point(s) = is_peer(s) ? int(word(peer_points, peer_index(s))) \
                       : int(word(step_points, step_number(s) % words(step_points) + 1))
 label(s) = is_peer(s) ? peer_label(s) : s
+# A step that adds only a backward runs an earlier step's forward kernel unchanged: drawn in the
+# forward charts, its line would lie exactly on that step's and hide it. Pairs "step:earlier"; the
+# forward charts (forward, causal, ladder, memory) leave such a step out and say so, the backward
+# and accuracy charts draw it. A name not in the CSVs changes nothing.
+forward_shared = "06_backward:05_causal_skip"
+shares_forward(s) = strstrt(" ".forward_shared." ", " ".s.":") > 0
+forward_source(s) = (_fs = word(forward_shared, sum [i = 1:words(forward_shared)] \
+                       (strstrt(word(forward_shared, i), s.":") == 1 ? i : 0)), _fs[strstrt(_fs, ":") + 1:])
+# own_forward(list): LIST (space-separated steps) without those; shared_forward(list): only those.
+own_forward(list, i) = i > words(list) ? "" : \
+    (shares_forward(word(list, i)) ? "" : word(list, i)." ") . own_forward(list, i + 1)
+shared_forward(list, i) = i > words(list) ? "" : \
+    (shares_forward(word(list, i)) ? word(list, i)." " : "") . shared_forward(list, i + 1)
+# The line a forward chart prints for each step it leaves out.
+shared_note(list, i) = i > words(list) ? "" : \
+    sprintf("not drawn: %s,\nits forward is %s's kernel\n", word(list, i), forward_source(word(list, i))) . shared_note(list, i + 1)
+# Successive steps that differ in one idea often run at the same speed (01 and 02; 04 and 05 when
+# not causal), and their lines would lie on each other. So even-numbered steps are drawn first,
+# with wide lines and big points, and odd-numbered steps on top of them, narrow and small: where
+# two lines meet, both colours show.
+step_lw(s) = step_number(s) % 2 ? 1.8 : 3.8
+step_ps(s) = step_number(s) % 2 ? 1.0 : 1.6
+_parity(list, i, odd) = i > words(list) ? "" : \
+    (step_number(word(list, i)) % 2 == odd ? word(list, i)." " : "") . _parity(list, i + 1, odd)
+draw_order(list) = _parity(list, 1, 0) . _parity(list, 1, 1)
+# How the peers were timed, for the keys.
+peer_key = "dashed: PyTorch SDPA,\ntimed as CUDA-graph replays"
+
+# Log-axis limits on the 1-2-5 ladder: the nearest 1, 2 or 5 × 10^k at or below v.
+_dec(v) = 10**floor(log10(v) + 1e-9)        # (1e-9: log10(1000) is 2.9999999999999996)
+nice_below(v) = _dec(v) * (v / _dec(v) >= 4.999 ? 5 : v / _dec(v) >= 1.999 ? 2 : 1)
+log_tics = '("0.01" 0.01, "0.02" 0.02, "0.05" 0.05, "0.1" 0.1, "0.2" 0.2, "0.5" 0.5, "1" 1, "2" 2, "5" 5, \
+  "10" 10, "20" 20, "50" 50, "100" 100, "200" 200, "500" 500, "1000" 1000, "2000" 2000, "5000" 5000, \
+  "10000" 10000, "20000" 20000, "50000" 50000, "100000" 100000)'
+
 # "#1f77b4" -> 0x1f77b4, for "lc rgb variable" (one plot element, a colour per point).
 hexval(ch) = strstrt("0123456789abcdef", ch) - 1
 rgbint(c) = sum [i = 2:7] hexval(c[i:i]) * 16**(7 - i)

@@ -4,12 +4,13 @@
 # Each plots/NAME.gp draws OUT_DIR/NAME.png (plots/_*.gp are shared pieces, not charts).
 # RESULTS_DIR holds standard.csv, peers_standard.csv (the standard bf16 sweep), single_head.csv,
 # peers_single_head.csv (the single-head fp32 shapes), check.csv (plus any check*.csv of a later
-# check, e.g. check09.csv; never the old check-<sha>*.csv kept for the record), tiles.csv (the
-# tile sweep)
-# and meta.txt, all optional: a chart whose inputs are missing is skipped with a line on stderr
-# (tiles.png and causal.png appear once a run has their rows), but a chart the inputs allow that
-# does not come out is an error (exit status 1). The steps are read from the CSVs, never listed
-# here, so a new step shows up in every chart without a change to these scripts.
+# check, e.g. check12.csv; never a check-<sha>*.csv), tiles.csv and tiles.log (step 03's tile
+# sweep, its own run: tiles.log's first line names its commit), and meta.txt, all optional: a
+# chart whose inputs are missing is skipped with a line on stderr (tiles.png and causal.png
+# appear once a run has their rows), but a chart the inputs allow that does not come out is an
+# error (exit status 1). The steps are read from the CSVs, so a new step shows up in every chart
+# without a change to these scripts; the one fact about steps the scripts hold is which step runs
+# an earlier step's forward kernel unchanged (forward_shared in _style.gp: 06 runs 05's).
 set -euo pipefail
 
 die() { echo "draw.sh: $*" >&2; exit 1; }
@@ -50,8 +51,10 @@ date=$(meta date)
 sha=$(meta git_sha)
 # attn check may run on a later commit than the sweeps: its log's first line names it
 check_sha=$(sed -n '1s/^commit //p' "$results/check.txt" 2>/dev/null || true)
+# the tile sweep is its own run (bench/tiles.sh): its log's first line names its commit
+tiles_sha=$(sed -n '1s/^commit //p' "$results/tiles.log" 2>/dev/null || true)
 gpumem=$(meta gpu_mem_bytes); [[ "$gpumem" =~ ^[0-9]+$ ]] || gpumem=0
-vars="results='$results'; out='$out'; plotdir='$plotdir'; gpu='$gpu'; date='$date'; sha='$sha'; check_sha='$check_sha'; gpumem=$gpumem.0"
+vars="results='$results'; out='$out'; plotdir='$plotdir'; gpu='$gpu'; date='$date'; sha='$sha'; check_sha='$check_sha'; tiles_sha='$tiles_sha'; gpumem=$gpumem.0"
 
 # why_not NAME: empty if the inputs allow chart NAME, else the reason it is skipped.
 why_not() {

@@ -1,4 +1,5 @@
-# forward.png: forward TFLOP/s against N, per step and SDPA peer (bf16, B=4, H=8).
+# forward.png: forward TFLOP/s against N, per step and SDPA peer (bf16, B=4, H=8); a step that
+# adds only a backward (06) is drawn in backward.png, not here.
 # Variables from draw.sh: results, out, plotdir, gpu, date, sha, gpumem.
 pass = 'fwd'
 what = 'forward'

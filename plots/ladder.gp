@@ -1,6 +1,7 @@
 # ladder.png: the ladder. Each step's forward TFLOP/s at N = 4096 as % of PyTorch SDPA flash (FA2)
 # at the same (D, causal), four bars per step (D = 64, 128 × non-causal, causal), the cuDNN
-# backend as a reference at the end. Variables from draw.sh: results, out, plotdir, gpu, date, sha.
+# backend as a reference at the end; not a step whose forward is an earlier step's kernel (06).
+# Variables from draw.sh: results, out, plotdir, gpu, date, sha.
 
 load plotdir.'/_style.gp'
 ours = results.'/standard.csv'
@@ -8,8 +9,11 @@ theirs = results.'/peers_standard.csv'
 n = 4096
 where = sprintf('status=ok pass=fwd dtype=bf16 batch=4 heads=8 seq_q=%d seq_k=%d', n, n)
 
-# The groups, left to right: our steps in step order, then cuDNN if it was measured.
-order = distinct(ours, where, 'step') . (have(theirs) ? distinct(theirs, where.' step=sdpa_cudnn', 'step') : "")
+# The groups, left to right: our steps in step order (not a step whose forward is an earlier
+# step's kernel: its bars would repeat that step's), then cuDNN if it was measured.
+all_ours = distinct(ours, where, 'step')
+not_drawn = shared_forward(all_ours, 1)
+order = own_forward(all_ours, 1) . (have(theirs) ? distinct(theirs, where.' step=sdpa_cudnn', 'step') : "")
 
 # One line per bar: group, config (1 D64, 2 D128, 3 D64 causal, 4 D128 causal), % of FA2, TFLOP/s.
 # peers_standard.csv is read first, so FA2's number for each config is known when a step needs it.
@@ -24,10 +28,10 @@ ladder = sprintf("< awk -F, -v order='%s' -v w='%s' 'BEGIN{nw=split(w,W,\" \")} 
 fa2(k) = system(sprintf("%s | tail -n 1", rows(theirs, sprintf("%s step=sdpa_flash head_dim=%d causal=%d", \
                          where, k % 2 ? 64 : 128, k > 2), 'tflops')[2:]))
 
-# y range from the data, with room above the bars for their labels.
+# y range fitted to the data, with room above the bars for their labels.
 minmax = system(sprintf("%s | awk -F, 'NR==1{lo=hi=$3} {if($3<lo)lo=$3; if($3>hi)hi=$3} END{print lo+0, hi+0}'", ladder[2:]))
-ylo = 10**floor(log10(num(word(minmax, 1)) * 0.7))
-yhi = 10**ceil(log10(num(word(minmax, 2)) * 3))
+ylo = nice_below(num(word(minmax, 1)) * 0.7)
+yhi = num(word(minmax, 2)) * 2.0
 
 config_name(k) = sprintf("D=%d, %s", k % 2 ? 64 : 128, k > 2 ? "causal" : "non-causal")
 config_colors = "#9ecae1 #2171b5 #fdae6b #d94801"
@@ -37,24 +41,29 @@ bar = 0.2          # distance between the bars of a group
 half = 0.09        # half a bar's width
 bar_x(g, k) = g + (k - 2.5) * bar
 
-eval png(1400, 800)
+eval png(1600, 850)
 set output out.'/ladder.png'
-set title sprintf("The ladder: forward TFLOP/s as %% of PyTorch SDPA flash (FA2) at the same shape\nN = %d, bf16, batch 4, 8 heads.  %s", n, caption) font ",15"
+# The title as a label at the top (a title sits on the plot, under the key).
+set label 3 sprintf("The ladder: forward TFLOP/s as %% of PyTorch SDPA flash (FA2) at the same shape\nN = %d, bf16, batch 4, 8 heads.  %s", n, caption) \
+    at screen 0.5, screen 0.955 center font ",15"
 set logscale y 10
 set yrange [ylo:yhi]
 set ytics ("0.1%%" 0.1, "0.2%%" 0.2, "0.5%%" 0.5, "1%%" 1, "2%%" 2, "5%%" 5, "10%%" 10, "20%%" 20, "50%%" 50, \
            "100%%" 100, "200%%" 200, "500%%" 500)
 set ylabel "% of SDPA flash (FA2) TFLOP/s (log scale)"
 set xrange [0.4:words(order) + 0.6]
-set xtics () rotate by 20 right nomirror
+set xtics () rotate by 30 right nomirror
 do for [i = 1:words(order)] { eval sprintf("set xtics add ('%s' %d)", label(word(order, i)), i) }
 set grid noxtics ytics
 set style fill solid 0.9 border lc rgb "#404040"
 set arrow 1 from graph 0, first 100 to graph 1, first 100 nohead dt 2 lw 2 lc rgb "black" back
 set style textbox opaque noborder margins 1, 1   # the value labels mask the 100% line
 set label 1 "100% = SDPA flash (FA2)" at graph 0.01, first 100 offset 0, 0.6 left font ",11" front
-set key outside right top vertical Left reverse samplen 2 spacing 1.4 font ",12" title "shape (FA2's TFLOP/s = 100%)"
-set rmargin 40
+# The key between the title and the plot, in two columns.
+set key at screen 0.5, screen 0.885 center top horizontal maxcols 2 Left reverse samplen 2 spacing 1.2 width 2 font ",12" \
+    title "shape (FA2's TFLOP/s = 100%)"
+set lmargin 16; set rmargin 3; set tmargin at screen 0.77
+if (strlen(not_drawn)) { set label 2 shared_note(not_drawn, 1) at graph 0.01, graph 0.95 left font ",11" tc rgb "#505050" front }
 
 plot for [k = 1:4] ladder using (bar_x($1, $2)):($2 == k ? $3 : NaN):(bar_x($1, $2) - half):(bar_x($1, $2) + half):(ylo):($2 == k ? $3 : NaN) \
        with boxxyerror lc rgb word(config_colors, k) title config_label(k), \

@@ -1,4 +1,4 @@
-# single_head.png: the single-head fp32 shapes of the Triton tutorial kernel (batch 1, one head,
+# single_head.png: the single-head fp32 shapes (bench/sweeps.txt: batch 1, one head,
 # non-causal): forward latency in µs per shape M×N×D, one bar per step and per SDPA peer that
 # takes fp32 (flash and cuDNN do not). A bar whose answer is wrong (status xfail: step 01's
 # padded-key bug, where N % 16 != 0) is hatched and its label says "wrong": its time is real, its
@@ -26,8 +26,9 @@ FNR==1{for(i=1;i<=NF;i++)c[$i]=i; next} \
 bars = sprintf("< awk -F, -v series='%s' -v w='%s' '%s' %s", series, where, bar_awk, files)
 nshapes = int(system(sprintf("%s | awk -F, '$1>n{n=$1} END{print n+0}'", bars[2:])))
 minmax = system(sprintf("%s | awk -F, 'NR==1{lo=hi=$3} {if($3<lo)lo=$3; if($3>hi)hi=$3} END{print lo+0, hi+0}'", bars[2:]))
-ylo = 10**floor(log10(num(word(minmax, 1)) * 0.6))
-yhi = 10**ceil(log10(num(word(minmax, 2)) * 4))
+# y range fitted to the bars, with room above the tallest for its rotated label.
+ylo = nice_below(num(word(minmax, 1)) * 0.6)
+yhi = num(word(minmax, 2)) * 2.2
 
 slot = 0.8 / nseries                       # cluster width 0.8, one slot per series
 bar_x(shape, k) = shape + (k - (nseries + 1) / 2.0) * slot
@@ -35,11 +36,10 @@ us_label(v) = sprintf(v < 9.95 ? "%.1f" : "%.0f", v)
 
 eval png(1300, 800)
 set output out.'/single_head.png'
-set title "Forward latency on the single-head fp32 shapes of the Triton tutorial kernel\nfp32, batch 1, one head, non-causal\n".caption font ",15"
+set title "Forward latency on the single-head shapes: fp32, batch 1, one head, non-causal\n".caption font ",15"
 set logscale y 10
 set yrange [ylo:yhi]
-set ytics ("0.1" 0.1, "1" 1, "10" 10, "100" 100, "1000" 1000, "10000" 10000, "100000" 100000)
-set mytics 10
+set ytics @log_tics
 set ylabel "forward latency (µs, median; log scale)"
 set xlabel "shape M×N×D (queries × keys × head dim)"
 set xrange [0.5:nshapes + 0.5]

@@ -517,20 +517,20 @@ Test(contract, every_step_validates_its_input)
     }
 }
 
-/* Step 08's workspace (stream-K's partials, notes/08) is asked for before the launch, maybe with
+/* Step 11's workspace (stream-K's partials) is asked for before the launch, maybe with
  * no GPU at all, so its size may not depend on the device: at D = 128, not causal, it must hold
  * two partials (256 consumer threads x (D/2 + 4) floats) for every block of any grid stream-K
  * runs on (up to 144, GH100's SM count), or for every work tile when there are fewer. Nothing
  * otherwise. Shrink it and the kernel writes past the caller's buffer. */
-Test(contract, step08_workspace_covers_any_grid)
+Test(contract, step11_workspace_covers_any_grid)
 {
     loaded_step steps[MAX_STEPS];
     char err[512];
     int n = steps_load(steps, MAX_STEPS, err, sizeof err);
     cr_assert(n > 0, "%s", err);
-    const attn_step *s = steps_find(steps, n, "08");
+    const attn_step *s = steps_find(steps, n, "11");
     if (!s)
-        cr_skip_test("step 08 is not built");
+        cr_skip_test("step 11 is not built");
     const size_t per_block = 2 * 256 * (128 / 2 + 4) * sizeof(float);
     attn_problem p = problem(4, 8, 4096, 4096, 128, 0);
     p.dtype = ATTN_BF16;

@@ -88,8 +88,9 @@ typedef __nv_bfloat16 bf16;
 
 /* The tiles: one config per head dim, or the sweep's override for both. With the cheaper base-2
  * softmax, D=64 is best at 128x128, 2 stages again (H200, N=4096: 345 TFLOP/s against 323 for step
- * 03's 128x64, 3 stages; bench/results/h200/variants.txt): the longer key tile amortises the
- * per-tile softmax bookkeeping (row max and sum shuffles, rescale), now that the exps are cheap. */
+ * 03's 128x64, 3 stages; bench/experiments/04_tile_variants/variants.txt): the longer key tile
+ * amortises the per-tile softmax bookkeeping (row max and sum shuffles, rescale), now that the exps
+ * are cheap. */
 struct tiles {
     int Br, Bc, warps, stages;
 };
