@@ -41,6 +41,31 @@ static const struct { int b, h, nq, nk, d, types; } shapes[] = {
     /* many heads: more 128-row work tiles (B*H*ceil(Nq/128) = 280, 420) than an H200 has SMs
      * (132), so each block of a persistent grid walks several (step 08) */
     {1, 140, 130, 140, 128, BF16}, {1, 140, 260, 65, 64, BF16},
+    /* The scheduler of the top forward step (step 08's launch() and kernel: persistent grid of
+     * 132 blocks on an H200 when not causal, stream-K at D = 128 from 16 key tiles per work tile
+     * when the tiles do not fill the rounds, key tile 160 or 176 at D = 128 by use_bc_alt, causal
+     * heads in sections of what fits 2/3 of L2). One line per shape: the path it reaches.
+     * stream-K, no whole round (n_dp = 0): all 133 tiles by key ranges of 19-20, 18 cut (at most
+     * one per block boundary), Bc 160; causal: 133 heads in 5 sections of 27 (the last 25) */
+    {1, 133, 1, 3000, 128, BF16},
+    /* stream-K after whole rounds: 2 rounds (264 tiles), 159 by ranges, 125 cut; Nk ragged
+     * (25 x 160 + 99) and Nq ragged (2 x 128 + 1); causal: 8 sections of 18 heads (long) */
+    {3, 47, 257, 4099, 128, BF16 | LONG},
+    /* one whole round (132 tiles), then 133 by ranges of 16-17 key tiles, 15 cut: 16 key tiles
+     * (2500 = 15 x 160 + 100), the threshold. One head of 265 query tiles: long, and cheap */
+    {1, 1, 33900, 2500, 128, BF16 | LONG},
+    /* 264 = 2 x 132 tiles of 17 key tiles of 176: stream-K off (the rounds are full), each block
+     * walks two, its K/V ring and ping-pong turns running on from one into the next (long) */
+    {1, 1, 33700, 2900, 128, BF16 | LONG},
+    /* D = 64 (never stream-K): blocks walk 2-3 tiles of 6 key tiles of 192, the last ragged */
+    {1, 300, 1, 1000, 64, BF16},
+    /* the alternate key tile with more than one tile: 300 keys as 2 x 160 (the last ragged),
+     * not 2 x 176 (use_bc_alt), Nq ragged (128 + 2) */
+    {1, 2, 130, 300, 128, BF16},
+    /* many small heads: 2048 work tiles, persistent blocks walk 15-16 each (D = 64: Bc 192; D =
+     * 128: the split kernel with one key tile, no stream-K); causal: 2048 blocks in sections of
+     * 1024 (D = 64) and 512 (D = 128) heads (long) */
+    {32, 64, 128, 128, 64, BF16 | LONG}, {32, 64, 128, 128, 128, BF16 | LONG},
     /* long: many key tiles, checked against step 00 in fp32 */
     {1, 2, 4096, 4096, 64, BF16 | LONG}, {1, 2, 4096, 4096, 128, BF16 | LONG},
     {1, 1, 8192, 8192, 64, BF16 | LONG}, {1, 1, 8192, 8191, 128, BF16 | LONG},
