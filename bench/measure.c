@@ -342,11 +342,6 @@ void measure(const attn_step *s, const host_inputs *in, int backward, int cc, co
     m->diff = (ref_diff){NULL, NAN, NAN, NAN, NAN, 0, 0, 0};
     const outputs *full = ref ? ref->full : NULL;
     const row_sample *sample = full || !ref ? NULL : ref->rows;
-    if (full)
-        snprintf(m->against, sizeof m->against, "step 00 on the same inputs (GPU)");
-    else if (sample)
-        snprintf(m->against, sizeof m->against, "%d sampled %s rows per head (fp64 CPU)",
-                 sample->nq, backward ? "query and key" : "query");
     const char *why = NULL;
     if (!attn_gpu_fits(s, cc, &why)) {
         m->status = M_SKIP;
@@ -418,6 +413,11 @@ void measure(const attn_step *s, const host_inputs *in, int backward, int cc, co
     }
     const outputs *against = full ? full : sample ? (backward ? &sref : &sample->fwd) : NULL;
     if (against) {
+        if (full)
+            snprintf(m->against, sizeof m->against, "step 00 on the same inputs (GPU)");
+        else
+            snprintf(m->against, sizeof m->against, "%d sampled %s rows per head (fp64 CPU)",
+                     sample->nq, backward ? "query and key" : "query");
         const int close = outputs_close(&first, against, sample, p->dtype,
                                         full ? STEP00_SCALE : 1.0, p->heads, &m->diff);
         if (close < 0) {

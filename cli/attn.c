@@ -451,13 +451,17 @@ static int cmd_run(int argc, char **argv)
     const reference against = {ref.count ? &ref : NULL, ref.count ? NULL : &sample};
     measure(s, &in, backward, cc, on_cpu ? NULL : &against, reps, &timer, NULL, &m);
     if (!on_cpu) {
-        printf("check      vs %s", m.against);
+        printf("check      vs %s", m.against[0] ? m.against
+                                 : ref.count ? "step 00 on the same inputs (GPU)"
+                                             : "sampled rows (fp64 CPU)");
         if (!ref.count && !backward)
             printf(", its reference computed in %.1f s", sample.seconds);
         if (!isnan(m.diff.err))
             printf(": worst %s rel-L2 %.2e (bound %.0e), worst block (b %d, h %d, tile %d) %.2e "
                    "(bound %.0e)", m.diff.tensor, m.diff.err, m.diff.bound, m.diff.block_b,
                    m.diff.block_h, m.diff.block_tile, m.diff.block_err, m.diff.block_bound);
+        else
+            printf(": not compared (the result says why)");
         printf("\n");
     }
     if (m.status != M_OK && m.status != M_XFAIL) {
