@@ -3,8 +3,12 @@
  * bench/sweeps.txt, which bench/peer_sdpa.py reads too.
  *
  * CSV columns: gpu,step,pass,dtype,batch,heads,seq_q,seq_k,head_dim,causal,ms_median,ms_min,
- * ms_max,tflops,workspace_bytes,status (status: bench/measure.h). Step 00 on the same inputs is
- * the reference wherever it fits: the others must stay within twice check_bound of it.
+ * ms_max,tflops,workspace_bytes,status (status: bench/measure.h), then the check of the row:
+ * check (what it was against), check_tensor (the output closest to its bounds), rel_l2 (its
+ * whole-tensor error) and block_rel_l2 (its worst block's). Step 00 on the same inputs is the
+ * reference wherever it fits: the others must stay within twice the bounds of it, whole tensor
+ * and every block. Where it does not fit (N = 32768), a sample of rows is checked against the
+ * fp64 CPU reference (bench/measure.h: row_sample), made once per shape for the forward.
  */
 #include <getopt.h>
 #include <math.h>
@@ -127,7 +131,7 @@ int cmd_bench(int argc, char **argv)
     }
     const int cc = g.cc_major * 10 + g.cc_minor;
     fprintf(out, "gpu,step,pass,dtype,batch,heads,seq_q,seq_k,head_dim,causal,ms_median,ms_min,"
-                 "ms_max,tflops,workspace_bytes,status\n");
+                 "ms_max,tflops,workspace_bytes,status,check,check_tensor,rel_l2,block_rel_l2\n");
     const attn_step *s00 = steps_find(steps, nsteps, "0");
 
     /* Progress: work is counted in FLOPs, so the estimate of what remains weighs big shapes. */
@@ -149,18 +153,32 @@ int cmd_bench(int argc, char **argv)
             fatal = 1;
             break;
         }
-        /* Step 00 on the same inputs is the spot-check reference wherever it fits. */
+        /* Step 00 on the same inputs is the spot-check reference wherever it fits; else a sample
+         * of rows against the fp64 CPU reference, made here once for every step of the shape. */
         outputs ref = {0};
+        row_sample sample = {0};
         char dummy[320];
         if (s00 && attn_gpu_fits(s00, cc, NULL) && measure_fits(s00, p, bwd, dummy, sizeof dummy)) {
             measurement m0;
-            measure(s00, &in, bwd, cc, NULL, 0, 1, &timer, &ref, &m0);
+            measure(s00, &in, bwd, cc, NULL, 1, &timer, &ref, &m0);
             if (m0.status != M_OK)
                 outputs_free(&ref);
         }
+        if (!ref.count) {
+            if (!sample_make(&sample, &in, bwd, 0x5a3b1e00ull + (uint64_t)i)) {
+                inputs_free(&in);
+                fprintf(stderr, "attn bench: out of host memory for the sampled reference\n");
+                fatal = 1;
+                break;
+            }
+            if (!bwd)
+                fprintf(stderr, "[%3d/%3d] reference: %d sampled query rows per head, fp64 CPU, "
+                        "%.1f s\n", i + 1, ncfg, sample.nq, sample.seconds);
+        }
+        const reference against = {ref.count ? &ref : NULL, ref.count ? NULL : &sample};
         for (int s = 0; s < nsel && !fatal; s++) {
             measurement m;
-            measure(sel[s], &in, bwd, cc, ref.count ? &ref : NULL, 2.0, reps, &timer, NULL, &m);
+            measure(sel[s], &in, bwd, cc, &against, reps, &timer, NULL, &m);
             fprintf(out, "%s,%s,%s,%s,%d,%d,%d,%d,%d,%d,", g.name, sel[s]->name, bwd ? "bwd" : "fwd",
                     dtype_name(p->dtype), p->batch, p->heads, p->seq_q, p->seq_k, p->head_dim,
                     p->causal);
@@ -168,7 +186,11 @@ int cmd_bench(int argc, char **argv)
                 fprintf(out, "%.4f,%.4f,%.4f,%.2f,", m.t.median_ms, m.t.min_ms, m.t.max_ms, m.tflops);
             else
                 fprintf(out, ",,,,");
-            fprintf(out, "%zu,%s\n", m.ws_bytes, m_status_name[m.status]);
+            fprintf(out, "%zu,%s,%s,", m.ws_bytes, m_status_name[m.status], m.against);
+            if (isnan(m.diff.err))
+                fprintf(out, ",,\n");
+            else
+                fprintf(out, "%s,%.3e,%.3e\n", m.diff.tensor, m.diff.err, m.diff.block_err);
             fflush(out);
             rows++;
             done_work += attn_flops(p, bwd);
@@ -196,6 +218,7 @@ int cmd_bench(int argc, char **argv)
             }
         }
         outputs_free(&ref);
+        sample_free(&sample);
         inputs_free(&in);
     }
     if (out != stdout)

@@ -3,7 +3,9 @@
 # that exercise every edge of the tiles (ragged Nq and Nk, Nq != Nk both ways, causal, N = 1),
 # forward and, where the step has one, backward. The whole check grid under racecheck would take
 # hours; these shapes reach every code path of the kernels (first, interior, diagonal and ragged
-# tiles) in seconds. Exit status 1 if any tool reports an error.
+# tiles) in seconds. The top forward step (the last one `attn list` shows) also gets the shapes
+# that reach its scheduler's paths on an H200 (132 SMs; common/check.c's grid says which shape
+# reaches what), each small: racecheck is slow. Exit status 1 if any tool reports an error.
 #   bench/sanitize.sh 03 04 05 > sanitize.txt
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -11,14 +13,26 @@ cs=${CUDA:-/usr/local/cuda}/bin/compute-sanitizer
 command -v "$cs" >/dev/null || cs=$(command -v compute-sanitizer) ||
     { echo "bench/sanitize.sh: compute-sanitizer is missing (it comes with the full CUDA toolkit)" >&2; exit 2; }
 shapes=("1,2,129,127,64 --causal" "1,1,65,300,128" "1,1,300,65,128 --causal")
+top_shapes=(
+    "1,133,1,3000,128"            # stream-K, no whole round: 133 tiles by key ranges, 18 cut; Bc 160
+    "1,265,1,2500,128"            # a whole round, then stream-K, Nk ragged (15 x 160 + 100), 15 cut
+    "1,300,1,1000,64"             # D = 64 persistent: blocks walk 2-3 tiles of 6 key tiles
+    "1,140,130,140,128"           # D = 128 persistent, no stream-K: blocks walk 2-3 tiles
+    "1,2,130,1000,128"            # the key tile 176 (use_bc_alt picks 160 for 300 keys above)
+    "1,133,1,3000,128 --causal"   # causal: 133 heads in 5 sections of 27, the last short
+    "1,64,64,1400,128 --causal"   # causal: 64 heads of 64-row tiles in 2 sections of 32
+)
+top=$(build/attn list 2>/dev/null | awk '$1 ~ /^[0-9][0-9]_/ { t = substr($1, 1, 2) } END { print t }')
 status=0
 for s in "$@"; do
     s=$(printf '%02d' "$((10#$s))")
+    list=("${shapes[@]}")
+    [ "$s" = "$top" ] && list+=("${top_shapes[@]}")
     passes=("")
     build/attn list | awk -v s="$s" '$1 ~ "^" s "_" && /fwd\+bwd/ { f = 1 } END { exit !f }' &&
         passes=("" --backward)
     for tool in memcheck racecheck synccheck; do
-        for shape in "${shapes[@]}"; do
+        for shape in "${list[@]}"; do
             for pass in "${passes[@]}"; do
                 out=$("$cs" --tool "$tool" --error-exitcode 99 build/attn run --step "$s" \
                       --shape $shape --dtype bf16 $pass --reps 1 2>&1)

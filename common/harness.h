@@ -1,7 +1,8 @@
 /* harness.h: the small, boring host-side toolkit every tool and test shares (C11).
  *   tensor.c     bf16 <-> fp32, seeded random inputs, device upload/download, NaN poisoning
  *   reference.c  the fp64 CPU reference: forward (O, lse), backward (dQ, dK, dV), online-softmax form
- *   metrics.c    rel-L2 and worst element; NaN and Inf never pass
+ *   metrics.c    rel-L2 over the whole tensor and over every block of rows; worst element; NaN
+ *                and Inf never pass
  *   gpu.c        CUDA error reporting, device info, timing with an L2 flush
  *   steps.c      finding and loading build/steps/NN_name.so with dlopen
  *   cli.c        parsing shapes, dtypes, numbers and options; the CLI's error style; FLOP counts;
@@ -56,6 +57,12 @@ int dev_poison(void *ptr, size_t bytes);
 /* Direct fp64 reference: S = scale * Q K^T, causal mask, P = softmax(S), O = P V, lse. */
 void ref_forward(const attn_problem *p, const float *q, const float *k, const float *v,
                  double *o, double *lse);
+/* The forward of selected query rows only: row rows[bh * nrows + r] of batch-head bh (b*H + h),
+ * for r < nrows; o is [B*H, nrows, D], lse [B*H, nrows]. The very numbers ref_forward gives on
+ * those rows, for a cost of nrows * Nk * D per head: the reference of shapes too long for the
+ * whole forward (a sample of rows). */
+void ref_forward_rows(const attn_problem *p, const float *q, const float *k, const float *v,
+                      const int *rows, int nrows, double *o, double *lse);
 /* The same, computed the FlashAttention way: key tiles of `tile` keys, running max m,
  * running sum l and unnormalised accumulator, rescaled on every tile. Used by the tests
  * to show the recurrence gives the direct result. */
@@ -72,6 +79,14 @@ typedef enum { REF_EXACT = 0, REF_FP32_OPERANDS, REF_BF16_OPERANDS } ref_precisi
 void ref_backward(const attn_problem *p, const float *q, const float *k, const float *v,
                   const float *o, const float *lse, const float *d_o, ref_precision operands,
                   double *dq, double *dk, double *dv);
+/* The exact backward on selected rows: dQ of query rows q_rows[bh * nq_rows + r] ([B*H, nq_rows,
+ * D]) and dK, dV of key rows k_rows[bh * nk_rows + r] ([B*H, nk_rows, D]); the very numbers of
+ * ref_backward(..., REF_EXACT, ...) there. Cost per head: Nq * D (the D_i), 3 Nk * D per query
+ * row, 4 Nq * D per key row. */
+void ref_backward_rows(const attn_problem *p, const float *q, const float *k, const float *v,
+                       const float *o, const float *lse, const float *d_o, const int *q_rows,
+                       int nq_rows, const int *k_rows, int nk_rows, double *dq, double *dk,
+                       double *dv);
 
 /* ---------------------------------------------------------------- metrics.c */
 typedef struct {
@@ -81,11 +96,28 @@ typedef struct {
     size_t worst;        /* flat index of the worst element (a non-finite one first) */
     double worst_ref, worst_got;
     size_t nonfinite;    /* elements of got that are NaN or Inf */
+    /* The worst block of rows (attn_compare_blocks; attn_compare: the whole tensor, one block):
+     * its rel-L2 (NaN if it holds a non-finite element), its batch-head b*H + h and its tile
+     * index within the head (rows tile*block_rows ...; block_rows 0: the whole tensor). */
+    double block_rel_l2;
+    size_t block_bh;
+    int block_tile, block_rows;
 } attn_err;
 
 attn_err attn_compare(const double *ref, const float *got, size_t n);
-/* Written as !(x <= bound) so that NaN fails. */
+/* The same over a [heads, rows, cols] tensor (heads = B*H), and also over every block of
+ * block_rows rows of one head (the last block of a head ragged): a block is a contiguous run
+ * of block_rows * cols elements. A block's rel-L2 is ||got - ref|| over the block divided by
+ * max(||ref|| over the block, sqrt(block elements) * ||ref|| / sqrt(n)): a block whose
+ * reference is tiny (dK and dV of keys no query sees) is measured against the whole tensor's
+ * RMS scaled to the block, not against its own near-zero norm. The worst block is reported
+ * (a non-finite one first). */
+attn_err attn_compare_blocks(const double *ref, const float *got, size_t heads, int rows, int cols,
+                             int block_rows);
+/* Written as !(x <= bound) so that NaN fails. The whole tensor only. */
 int attn_err_pass(const attn_err *e, double bound);
+/* The whole tensor within bound, every block within block_bound, every element finite. */
+int attn_err_pass_blocks(const attn_err *e, double bound, double block_bound);
 /* Flat index of a [B, H, N, C] tensor -> (b, h, row, col). */
 void attn_unflatten(size_t idx, int heads, int rows, int cols, int out[4]);
 
@@ -181,6 +213,11 @@ void check_set_gpu_reference(const attn_step *step00);
 /* The bound on rel-L2 per dtype and tensor ("O", "lse", "dQ", "dK", "dV"); check.c says where
  * each number comes from. */
 double check_bound(attn_dtype t, const char *tensor);
+/* The blocks of the local metric: CHECK_BLOCK_ROWS rows of one head, a query tile for O, lse and
+ * dQ, a key tile for dK and dV. Each block is held to check_block_bound(the tensor's bound), a
+ * fixed multiple of it (check.c says why). */
+#define CHECK_BLOCK_ROWS 64
+double check_block_bound(double tensor_bound);
 
 /* One prepared case: inputs and the fp64 reference, shared by every step that runs it. */
 typedef struct {
@@ -202,9 +239,10 @@ void case_free(check_case *c);
 
 typedef struct {
     const char *name;   /* "O", "lse", "dQ", "dK", "dV" */
-    attn_err err;
-    double bound;
-    int pass;
+    attn_err err;       /* whole tensor, and its worst block of CHECK_BLOCK_ROWS rows */
+    double bound;       /* on the whole tensor's rel-L2 */
+    double block_bound; /* on every block's */
+    int pass;           /* both within their bounds, every element finite */
     int rows, cols;     /* for naming the worst element: [B, H, rows, cols] */
 } tensor_result;
 
@@ -220,7 +258,8 @@ typedef struct {
  * failed (allocation, CUDA error); a wrong answer is a returned FAIL. */
 int case_run(const check_case *c, const attn_step *s, int backward, cudaStream_t stream,
              check_result *r);
-/* The case, one line per tensor with its worst element, and the command that reproduces it. */
+/* The case, one line per tensor with its worst element and worst block, and the command that
+ * reproduces it. */
 void check_print_failure(FILE *f, const check_case *c, const check_result *r, const char *step,
                          int backward);
 

@@ -1,4 +1,5 @@
-/* metrics.c: how far an output is from the reference. NaN and Inf never pass. */
+/* metrics.c: how far an output is from the reference, over the whole tensor and block by block
+ * of rows. NaN and Inf never pass. */
 #include <math.h>
 #include "harness.h"
 
@@ -34,6 +35,47 @@ attn_err attn_compare(const double *ref, const float *got, size_t n)
     }
     if (e.nonfinite)
         e.max_abs = INFINITY;
+    e.block_rel_l2 = e.rel_l2;   /* one block: the whole tensor (block_rows 0) */
+    return e;
+}
+
+attn_err attn_compare_blocks(const double *ref, const float *got, size_t heads, int rows, int cols,
+                             int block_rows)
+{
+    const size_t n = heads * (size_t)rows * (size_t)cols;
+    attn_err e = attn_compare(ref, got, n);
+    double ss = 0.0;
+    for (size_t i = 0; i < n; i++)
+        ss += ref[i] * ref[i];
+    /* the whole reference's RMS (unit scale if it is exactly zero, as rel_l2 above) */
+    const double rms = ss > 0.0 ? sqrt(ss / (double)n) : 1.0;
+    int have = 0;
+    e.block_rel_l2 = NAN;
+    e.block_bh = 0;
+    e.block_tile = 0;
+    e.block_rows = block_rows;
+    for (size_t h = 0; h < heads; h++)
+        for (int r0 = 0, tile = 0; r0 < rows; r0 += block_rows, tile++) {
+            const int r1 = rows - r0 < block_rows ? rows : r0 + block_rows;
+            const size_t a = (h * rows + r0) * (size_t)cols, b = (h * rows + r1) * (size_t)cols;
+            double num = 0.0, den = 0.0;
+            int finite = 1;
+            for (size_t i = a; i < b; i++) {
+                const double d = (double)got[i] - ref[i];
+                finite &= isfinite(got[i]) != 0;
+                num += d * d;
+                den += ref[i] * ref[i];
+            }
+            const double floor = sqrt((double)(b - a)) * rms;
+            const double err = finite ? sqrt(num) / fmax(sqrt(den), floor) : NAN;
+            /* the first non-finite block stays the worst; else the largest error */
+            if (!have || (!isnan(e.block_rel_l2) && (isnan(err) || err > e.block_rel_l2))) {
+                have = 1;
+                e.block_rel_l2 = err;
+                e.block_bh = h;
+                e.block_tile = tile;
+            }
+        }
     return e;
 }
 
@@ -42,6 +84,11 @@ int attn_err_pass(const attn_err *e, double bound)
     if (e->nonfinite)
         return 0;
     return e->rel_l2 <= bound;   /* a NaN error compares false: fail */
+}
+
+int attn_err_pass_blocks(const attn_err *e, double bound, double block_bound)
+{
+    return attn_err_pass(e, bound) && e->block_rel_l2 <= block_bound;   /* NaN: fail */
 }
 
 void attn_unflatten(size_t idx, int heads, int rows, int cols, int out[4])

@@ -33,30 +33,48 @@ static double row_scores(const attn_problem *p, const float *qi, const float *k,
     return m;
 }
 
+/* Row i of one head (kh, vh: its keys and values): oi[0..d) and *lse_i. s: Nk scratch doubles. */
+static void forward_row(const attn_problem *p, const float *qi, const float *kh, const float *vh,
+                        int i, double *s, double *oi, double *lse_i)
+{
+    const int d = p->head_dim, n = visible_keys(p, i);
+    const double m = row_scores(p, qi, kh, s, n);
+    double l = 0.0;
+    for (int j = 0; j < n; j++)
+        l += (s[j] = exp(s[j] - m));   /* s now holds the unnormalised P */
+    for (int e = 0; e < d; e++)
+        oi[e] = 0.0;
+    for (int j = 0; j < n; j++)
+        for (int e = 0; e < d; e++)
+            oi[e] += s[j] * vh[(size_t)j * d + e];
+    for (int e = 0; e < d; e++)
+        oi[e] /= l;
+    *lse_i = m + log(l);
+}
+
 void ref_forward(const attn_problem *p, const float *q, const float *k, const float *v,
                  double *o, double *lse)
 {
     const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
     double *s = malloc((size_t)nk * sizeof(double));
-    for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++) {
-        const float *kh = k + bh * nk * d, *vh = v + bh * nk * d;
-        for (int i = 0; i < nq; i++) {
-            const int n = visible_keys(p, i);
-            const double m = row_scores(p, q + (bh * nq + i) * d, kh, s, n);
-            double l = 0.0;
-            for (int j = 0; j < n; j++)
-                l += (s[j] = exp(s[j] - m));   /* s now holds the unnormalised P */
-            double *oi = o + (bh * nq + i) * d;
-            for (int e = 0; e < d; e++)
-                oi[e] = 0.0;
-            for (int j = 0; j < n; j++)
-                for (int e = 0; e < d; e++)
-                    oi[e] += s[j] * vh[(size_t)j * d + e];
-            for (int e = 0; e < d; e++)
-                oi[e] /= l;
-            lse[bh * nq + i] = m + log(l);
+    for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++)
+        for (int i = 0; i < nq; i++)
+            forward_row(p, q + (bh * nq + i) * d, k + bh * nk * d, v + bh * nk * d, i, s,
+                        o + (bh * nq + i) * d, lse + bh * nq + i);
+    free(s);
+}
+
+void ref_forward_rows(const attn_problem *p, const float *q, const float *k, const float *v,
+                      const int *rows, int nrows, double *o, double *lse)
+{
+    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
+    double *s = malloc((size_t)nk * sizeof(double));
+    for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++)
+        for (int r = 0; r < nrows; r++) {
+            const int i = rows[bh * nrows + r];
+            forward_row(p, q + (bh * nq + i) * d, k + bh * nk * d, v + bh * nk * d, i, s,
+                        o + (bh * nrows + r) * d, lse + bh * nrows + r);
         }
-    }
     free(s);
 }
 
@@ -124,6 +142,18 @@ static double dot_as(const float *a, const float *b, int d, ref_precision t)
     return s;
 }
 
+/* P_ij and dS_ij of query row i (qi, its dO doi, D_i = di, lse_i) and key j (kj, vj). */
+static void p_and_ds(const attn_problem *p, const float *qi, const float *kj, const float *vj,
+                     const float *doi, double di, double lse_i, ref_precision t, double *pij,
+                     double *ds)
+{
+    const int d = p->head_dim;
+    const double sij = held(p->scale * dot_as(qi, kj, d, t), t);
+    *pij = operand(exp(held(sij - lse_i, t)), t);
+    const double dpij = held(dot_as(doi, vj, d, t), t);
+    *ds = operand(*pij * (dpij - di), t);
+}
+
 void ref_backward(const attn_problem *p, const float *q, const float *k, const float *v,
                   const float *o, const float *lse, const float *d_o, ref_precision operands,
                   double *dq, double *dk, double *dv)
@@ -145,10 +175,8 @@ void ref_backward(const attn_problem *p, const float *q, const float *k, const f
                 dqi[e] = 0.0;
             for (int j = 0; j < visible_keys(p, i); j++) {
                 const float *kj = kh + (size_t)j * d, *vj = vh + (size_t)j * d;
-                const double sij = held(p->scale * dot_as(qi, kj, d, operands), operands);
-                const double pij = operand(exp(held(sij - lse[row], operands)), operands);
-                const double dpij = held(dot_as(doi, vj, d, operands), operands);
-                const double ds = operand(pij * (dpij - di), operands);
+                double pij, ds;
+                p_and_ds(p, qi, kj, vj, doi, di, lse[row], operands, &pij, &ds);
                 /* the sums that make dV, dQ and dK: fp32 accumulators on a GPU */
                 for (int e = 0; e < d; e++) {
                     double *dve = &dvh[(size_t)j * d + e], *dke = &dkh[(size_t)j * d + e];
@@ -159,4 +187,50 @@ void ref_backward(const attn_problem *p, const float *q, const float *k, const f
             }
         }
     }
+}
+
+void ref_backward_rows(const attn_problem *p, const float *q, const float *k, const float *v,
+                       const float *o, const float *lse, const float *d_o, const int *q_rows,
+                       int nq_rows, const int *k_rows, int nk_rows, double *dq, double *dk,
+                       double *dv)
+{
+    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
+    double *di = malloc((size_t)nq * sizeof(double));   /* D_i = rowsum(dO * O) of one head */
+    for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++) {
+        const float *qh = q + bh * nq * d, *kh = k + bh * nk * d, *vh = v + bh * nk * d,
+                    *doh = d_o + bh * nq * d, *lh = lse + bh * nq;
+        for (int i = 0; i < nq; i++)
+            di[i] = dot(doh + (size_t)i * d, o + (bh * nq + i) * d, d);
+        for (int r = 0; r < nq_rows; r++) {   /* dQ_i: its row against every visible key */
+            const int i = q_rows[bh * nq_rows + r];
+            const float *qi = qh + (size_t)i * d, *doi = doh + (size_t)i * d;
+            double *dqi = dq + (bh * nq_rows + r) * d;
+            for (int e = 0; e < d; e++)
+                dqi[e] = 0.0;
+            for (int j = 0; j < visible_keys(p, i); j++) {
+                const float *kj = kh + (size_t)j * d;
+                double pij, ds;
+                p_and_ds(p, qi, kj, vh + (size_t)j * d, doi, di[i], lh[i], REF_EXACT, &pij, &ds);
+                for (int e = 0; e < d; e++)
+                    dqi[e] += p->scale * ds * kj[e];
+            }
+        }
+        for (int r = 0; r < nk_rows; r++) {   /* dK_j, dV_j: its key against every query that sees it */
+            const int j = k_rows[bh * nk_rows + r];
+            const float *kj = kh + (size_t)j * d, *vj = vh + (size_t)j * d;
+            double *dkj = dk + (bh * nk_rows + r) * d, *dvj = dv + (bh * nk_rows + r) * d;
+            for (int e = 0; e < d; e++)
+                dkj[e] = dvj[e] = 0.0;
+            for (int i = p->causal ? j : 0; i < nq; i++) {
+                const float *qi = qh + (size_t)i * d, *doi = doh + (size_t)i * d;
+                double pij, ds;
+                p_and_ds(p, qi, kj, vj, doi, di[i], lh[i], REF_EXACT, &pij, &ds);
+                for (int e = 0; e < d; e++) {
+                    dvj[e] += pij * doi[e];
+                    dkj[e] += p->scale * ds * qi[e];
+                }
+            }
+        }
+    }
+    free(di);
 }

@@ -69,6 +69,58 @@ Test(reference, tiled_equals_direct)
     }
 }
 
+/* The forward and backward of selected rows are the whole reference's numbers on those rows. */
+Test(reference, selected_rows_equal_the_whole_reference)
+{
+    for (int causal = 0; causal < 2; causal++)
+        for (int shape = 0; shape < 2; shape++) {
+            attn_problem p = shape ? problem(2, 3, 37, 70, 8, causal) : problem(1, 2, 90, 20, 16, causal);
+            host_inputs in;
+            cr_assert(inputs_make(&in, &p, INPUT_LATE, 51 + causal));
+            const size_t bh = (size_t)p.batch * p.heads;
+            const int nr = 5, d = p.head_dim;
+            int *qr = malloc(bh * nr * sizeof(int)), *kr = malloc(bh * nr * sizeof(int));
+            for (size_t h = 0; h < bh; h++)
+                for (int r = 0; r < nr; r++) {   /* different rows in each head, the last among them */
+                    qr[h * nr + r] = r == nr - 1 ? p.seq_q - 1 : (int)((h * 7 + (size_t)r * 11) % (size_t)p.seq_q);
+                    kr[h * nr + r] = r == nr - 1 ? p.seq_k - 1 : (int)((h * 5 + (size_t)r * 13) % (size_t)p.seq_k);
+                }
+            double *o = malloc(in.n_q * sizeof(double)), *l = malloc(in.n_lse * sizeof(double));
+            double *os = malloc(bh * nr * d * sizeof(double)), *ls = malloc(bh * nr * sizeof(double));
+            ref_forward(&p, in.q, in.k, in.v, o, l);
+            ref_forward_rows(&p, in.q, in.k, in.v, qr, nr, os, ls);
+            float *of = malloc(in.n_q * sizeof(float)), *lf = malloc(in.n_lse * sizeof(float));
+            for (size_t i = 0; i < in.n_q; i++)
+                of[i] = (float)o[i];
+            for (size_t i = 0; i < in.n_lse; i++)
+                lf[i] = (float)l[i];
+            double *g[3], *gs[3];
+            for (int t = 0; t < 3; t++) {
+                g[t] = malloc((t ? in.n_kv : in.n_q) * sizeof(double));
+                gs[t] = malloc(bh * nr * d * sizeof(double));
+            }
+            ref_backward(&p, in.q, in.k, in.v, of, lf, in.d_o, REF_EXACT, g[0], g[1], g[2]);
+            ref_backward_rows(&p, in.q, in.k, in.v, of, lf, in.d_o, qr, nr, kr, nr, gs[0], gs[1], gs[2]);
+            int same = 1;
+            for (size_t h = 0; h < bh; h++)
+                for (int r = 0; r < nr; r++) {
+                    const size_t i = h * p.seq_q + qr[h * nr + r], j = h * p.seq_k + kr[h * nr + r],
+                                 x = h * nr + r;
+                    same &= l[i] == ls[x];
+                    for (int e = 0; e < d; e++) {
+                        same &= o[i * d + e] == os[x * d + e] && g[0][i * d + e] == gs[0][x * d + e];
+                        same &= g[1][j * d + e] == gs[1][x * d + e] && g[2][j * d + e] == gs[2][x * d + e];
+                    }
+                }
+            cr_expect(same, "selected rows differ from the whole reference (causal %d, shape %d)",
+                      causal, shape);
+            for (int t = 0; t < 3; t++)
+                free(g[t]), free(gs[t]);
+            free(qr), free(kr), free(o), free(l), free(os), free(ls), free(of), free(lf);
+            inputs_free(&in);
+        }
+}
+
 /* ----------------------------------------------------------------- reference properties */
 
 /* With V = 1 everywhere, O = sum_j P_ij: every row of P must sum to 1. */
@@ -363,6 +415,128 @@ Test(metrics, rel_l2_and_worst)
     attn_unflatten(2 * 3 * 5 * 7 + 1 * 5 * 7 + 4 * 7 + 6, 3, 5, 7, at);
     cr_expect(at[0] == 2 && at[1] == 1 && at[2] == 4 && at[3] == 6, "(%d %d %d %d)", at[0], at[1],
               at[2], at[3]);
+}
+
+/* The local metric. A [heads, rows, cols] tensor of offset Gaussian values (as the reference of
+ * an output), and a copy of it with relative noise of size `noise` (a kernel's rounding). */
+static double *block_ref(size_t n, uint64_t seed)
+{
+    attn_problem p = problem(1, 1, 1, 1, 1, 0);
+    p.seq_q = (int)n;
+    host_inputs in;
+    cr_assert(inputs_make(&in, &p, INPUT_NORMAL, seed));   /* q: normal, mean 0.1 */
+    double *r = malloc(n * sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        r[i] = in.q[i] + 1.0;
+    inputs_free(&in);
+    return r;
+}
+
+static float *noisy(const double *ref, size_t n, double noise, uint64_t seed)
+{
+    attn_problem p = problem(1, 1, 1, 1, 1, 0);
+    p.seq_q = (int)n;
+    host_inputs in;
+    cr_assert(inputs_make(&in, &p, INPUT_NORMAL, seed));
+    float *g = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        g[i] = (float)(ref[i] * (1.0 + noise * (in.q[i] - 0.1)));   /* q: normal, mean 0.1 */
+    inputs_free(&in);
+    return g;
+}
+
+/* One block of 1024 (16 heads x 64 tiles of 64 rows) scaled by 1.3: the whole tensor's rel-L2 is
+ * 0.3 / sqrt(1024) plus the noise, under the bf16 O bound of 1e-2, but the block is 0.3. */
+Test(metrics, one_wrong_block_among_1024_fails_the_block_metric_only)
+{
+    const int heads = 16, rows = 64 * 64, cols = 16;
+    const size_t n = (size_t)heads * rows * cols;
+    double *ref = block_ref(n, 41);
+    float *got = noisy(ref, n, 1e-3, 42);
+    const int bad_h = 5, bad_tile = 17;
+    const size_t a = ((size_t)bad_h * rows + (size_t)bad_tile * 64) * cols;
+    for (size_t i = a; i < a + 64 * cols; i++)
+        got[i] *= 1.3f;
+    const double bound = check_bound(ATTN_BF16, "O"), block_bound = check_block_bound(bound);
+    attn_err e = attn_compare_blocks(ref, got, heads, rows, cols, CHECK_BLOCK_ROWS);
+    cr_expect(e.rel_l2 < 1e-2 && attn_err_pass(&e, bound),
+              "whole-tensor rel-L2 %.3e: the old metric should have passed it", e.rel_l2);
+    cr_expect(fabs(e.block_rel_l2 - 0.3) < 0.01, "worst block %.3e, expected 0.3", e.block_rel_l2);
+    cr_expect(e.block_bh == (size_t)bad_h && e.block_tile == bad_tile && e.block_rows == 64,
+              "worst block at head %zu tile %d, expected %d, %d", e.block_bh, e.block_tile, bad_h,
+              bad_tile);
+    cr_expect(!attn_err_pass_blocks(&e, bound, block_bound), "the wrong block passed (%.3e, bound %.3e)",
+              e.block_rel_l2, block_bound);
+    /* without the wrong block, noise alone passes both */
+    for (size_t i = a; i < a + 64 * cols; i++)
+        got[i] /= 1.3f;
+    e = attn_compare_blocks(ref, got, heads, rows, cols, CHECK_BLOCK_ROWS);
+    cr_expect(attn_err_pass_blocks(&e, bound, block_bound) && e.block_rel_l2 < 2e-3,
+              "noise of 1e-3: whole %.3e, worst block %.3e", e.rel_l2, e.block_rel_l2);
+    free(ref), free(got);
+}
+
+/* A block whose reference is tiny (dK, dV of keys that no query sees): noise of the tensor's own
+ * scale there is no error, since the block is measured against the tensor's RMS. */
+Test(metrics, a_tiny_block_is_measured_against_the_tensors_scale)
+{
+    const int heads = 4, rows = 100, cols = 8;   /* tiles of 64 and 36 rows per head */
+    const size_t n = (size_t)heads * rows * cols;
+    double *ref = block_ref(n, 43);
+    const size_t a = ((size_t)2 * rows + 64) * cols;   /* head 2, tile 1: the ragged one */
+    for (size_t i = a; i < a + 36 * cols; i++)
+        ref[i] *= 1e-6;
+    double rms = 0;
+    for (size_t i = 0; i < n; i++)
+        rms += ref[i] * ref[i] / (double)n;
+    rms = sqrt(rms);
+    float *got = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++)   /* absolute noise, 1e-3 of the tensor's RMS, everywhere */
+        got[i] = (float)(ref[i] + 1e-3 * rms * (i % 2 ? 1 : -1));
+    const double bound = check_bound(ATTN_BF16, "dV");
+    attn_err e = attn_compare_blocks(ref, got, heads, rows, cols, CHECK_BLOCK_ROWS);
+    cr_expect(attn_err_pass_blocks(&e, bound, check_block_bound(bound)),
+              "whole %.3e, worst block %.3e at head %zu tile %d", e.rel_l2, e.block_rel_l2,
+              e.block_bh, e.block_tile);
+    cr_expect(e.block_rel_l2 < 1.5e-3, "worst block %.3e: the tiny block was not floored",
+              e.block_rel_l2);
+    /* the floor is the RMS, not a licence: the same block 10% off in the tensor's scale fails */
+    for (size_t i = a; i < a + 36 * cols; i++)
+        got[i] = (float)(ref[i] + 0.1 * rms);
+    e = attn_compare_blocks(ref, got, heads, rows, cols, CHECK_BLOCK_ROWS);
+    cr_expect(!attn_err_pass_blocks(&e, bound, check_block_bound(bound)) && e.block_bh == 2 &&
+                  e.block_tile == 1 && fabs(e.block_rel_l2 - 0.1) < 1e-3,
+              "worst block %.3e at head %zu tile %d", e.block_rel_l2, e.block_bh, e.block_tile);
+    /* a reference that is exactly zero: blocks are measured in unit scale, as the tensor is */
+    for (size_t i = 0; i < n; i++)
+        ref[i] = 0, got[i] = 1e-4f;
+    e = attn_compare_blocks(ref, got, heads, rows, cols, CHECK_BLOCK_ROWS);
+    cr_expect(fabs(e.rel_l2 - 1e-4) < 1e-9 && fabs(e.block_rel_l2 - 1e-4) < 1e-9, "%.3e %.3e",
+              e.rel_l2, e.block_rel_l2);
+    free(ref), free(got);
+}
+
+Test(metrics, a_nan_fails_the_block_metric_and_is_the_worst_block)
+{
+    const int heads = 3, rows = 130, cols = 4;
+    const size_t n = (size_t)heads * rows * cols;
+    double *ref = block_ref(n, 44);
+    float *got = noisy(ref, n, 1e-3, 45);
+    got[((size_t)1 * rows + 129) * cols + 2] = 0.0f;   /* a wrong element in head 1, tile 2 */
+    got[((size_t)2 * rows + 70) * cols + 1] = NAN;     /* and a NaN in head 2, tile 1 */
+    attn_err e = attn_compare_blocks(ref, got, heads, rows, cols, CHECK_BLOCK_ROWS);
+    cr_expect(!attn_err_pass_blocks(&e, 1e30, 1e30), "a NaN passed bounds of 1e30");
+    cr_expect(isnan(e.block_rel_l2) && e.block_bh == 2 && e.block_tile == 1,
+              "worst block %.3e at head %zu tile %d, expected the NaN's (2, 1)", e.block_rel_l2,
+              e.block_bh, e.block_tile);
+    got[((size_t)2 * rows + 70) * cols + 1] = INFINITY;
+    e = attn_compare_blocks(ref, got, heads, rows, cols, CHECK_BLOCK_ROWS);
+    cr_expect(!attn_err_pass_blocks(&e, 1e30, 1e30) && e.nonfinite == 1, "an Inf passed");
+    got[((size_t)2 * rows + 70) * cols + 1] = (float)ref[((size_t)2 * rows + 70) * cols + 1];
+    e = attn_compare_blocks(ref, got, heads, rows, cols, CHECK_BLOCK_ROWS);
+    cr_expect(e.block_bh == 1 && e.block_tile == 2 && isfinite(e.block_rel_l2),
+              "worst block at head %zu tile %d, expected the ragged (1, 2)", e.block_bh, e.block_tile);
+    free(ref), free(got);
 }
 
 /* ----------------------------------------------------------------- the command line */
