@@ -39,9 +39,9 @@ static const struct { int b, h, nq, nk, d, types; } shapes[] = {
     {1, 2, 129, 127, 64, BF16}, {1, 1, 1000, 1025, 64, BF16}, {1, 1, 1025, 1000, 128, BF16},
     {1, 1, 1023, 1023, 128, BF16}, {1, 2, 17, 1000, 64, BF16}, {1, 2, 1000, 17, 128, BF16},
     /* many heads: more 128-row work tiles (B*H*ceil(Nq/128) = 280, 420) than an H200 has SMs
-     * (132), so each block of a persistent grid walks several (step 08) */
+     * (132), so each block of a persistent grid walks several (step 11) */
     {1, 140, 130, 140, 128, BF16}, {1, 140, 260, 65, 64, BF16},
-    /* The scheduler of the top forward step (step 08's launch() and kernel: persistent grid of
+    /* The scheduler of the top forward step (step 11's launch() and kernel: persistent grid of
      * 132 blocks on an H200 when not causal, stream-K at D = 128 from 16 key tiles per work tile
      * when the tiles do not fill the rounds, key tile 160 or 176 at D = 128 by use_bc_alt, causal
      * heads in sections of what fits 2/3 of L2). One line per shape: the path it reaches.

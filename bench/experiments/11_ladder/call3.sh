@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# Third device call of the ladder's split: the standard and single-head sweeps of every step and of
-# SDPA's backends, in one command (bench/run.sh's sweeps without its attn check, which the second
-# call ran). Its files become bench/results/h200/: meta.txt, standard.csv, peers_standard.csv,
-# single_head.csv, peers_single_head.csv, bench.log.
+# Third device call of the ladder's split: the standard sweep of every step and of SDPA's backends,
+# in one command (bench/run.sh's sweep without its attn check, which the second call ran). Its
+# files become bench/results/h200/: meta.txt, standard.csv, peers_standard.csv, bench.log.
 # Usage (repo root, LD_LIBRARY_PATH set): bench/experiments/11_ladder/call3.sh OUT
 set -u
 o=$1
@@ -12,11 +11,11 @@ o=$1
     echo "driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
     echo "torch=$(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
 } > $o/meta.txt
-for sweep in standard single_head; do
+for sweep in standard; do
     echo "== build/attn bench --sweep $sweep" >> $o/bench.log
     build/attn bench --sweep $sweep --out $o/$sweep.csv 2>> $o/bench.log
 done
-for sweep in standard single_head; do
+for sweep in standard; do
     echo "== python3 bench/peer_sdpa.py --sweep $sweep" >> $o/bench.log
     python3 bench/peer_sdpa.py --sweep $sweep --out $o/peers_$sweep.csv 2>> $o/bench.log
 done
