@@ -17,5 +17,5 @@ for sweep in standard; do
 done
 for sweep in standard; do
     echo "== python3 bench/peer_sdpa.py --sweep $sweep" >> $o/bench.log
-    python3 bench/peer_sdpa.py --sweep $sweep --out $o/peers_$sweep.csv 2>> $o/bench.log
+    env -u LD_LIBRARY_PATH python3 bench/peer_sdpa.py --sweep $sweep --out $o/peers_$sweep.csv 2>> $o/bench.log
 done

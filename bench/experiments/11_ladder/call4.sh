@@ -14,13 +14,13 @@ say start
 echo "== build/attn bench --sweep single_head" > $o/bench_single_head.log
 build/attn bench --sweep single_head --out $o/single_head.csv 2>> $o/bench_single_head.log
 echo "== python3 bench/peer_sdpa.py --sweep single_head" >> $o/bench_single_head.log
-python3 bench/peer_sdpa.py --sweep single_head --out $o/peers_single_head.csv 2>> $o/bench_single_head.log
+env -u LD_LIBRARY_PATH python3 bench/peer_sdpa.py --sweep single_head --out $o/peers_single_head.csv 2>> $o/bench_single_head.log
 say single_head
 export ATTN_SWEEPS_FILE=$d/bars.txt
 for r in 1 2 3; do
   ATTN_STEPS_DIR=build/old08 build/attn bench --sweep bars --out $o/t0.csv >> $log 2>&1
   build/attn bench --sweep bars --steps 11 --out $o/t1.csv >> $log 2>&1
-  python3 bench/peer_sdpa.py --sweep bars --backends cudnn,flash --out $o/p.csv >> $log 2>&1
+  env -u LD_LIBRARY_PATH python3 bench/peer_sdpa.py --sweep bars --backends cudnn,flash --out $o/p.csv >> $log 2>&1
   [ $r = 1 ] && head -1 $o/t1.csv | sed 's/^/repeat,/' > $o/ab.csv && head -1 $o/p.csv | sed 's/^/repeat,/' > $o/peers_ab.csv
   sed 1d $o/t0.csv | sed "s/^/$r,/;s/08_tma_warp_specialized/old08_ce00115/" >> $o/ab.csv
   sed 1d $o/t1.csv | sed "s/^/$r,/" >> $o/ab.csv
@@ -29,6 +29,6 @@ for r in 1 2 3; do
 done
 unset ATTN_SWEEPS_FILE
 rm -f $o/t0.csv $o/t1.csv $o/p.csv
-{ echo "commit $sha"; timeout 90 python3 -m pytest -q -rs tests/test_torch.py; } > $o/python_tests.txt 2>&1; say pytest rc $?
-{ echo "commit $sha"; timeout 30 python3 python/train_demo.py; } > $o/train_demo.txt 2>&1; say demo rc $?
+{ echo "commit $sha"; timeout 90 env -u LD_LIBRARY_PATH python3 -m pytest -q -rs tests/test_torch.py; } > $o/python_tests.txt 2>&1; say pytest rc $?
+{ echo "commit $sha"; timeout 30 env -u LD_LIBRARY_PATH python3 python/train_demo.py; } > $o/train_demo.txt 2>&1; say demo rc $?
 { echo "commit $sha"; timeout 60 bench/cli_examples.sh; } > $o/cli.txt 2>&1; say cli rc $?
