@@ -25,7 +25,7 @@ meta() {
   fi
 }
 gpu=$(meta gpu); gpu=${gpu:-$(awk -F, 'NR==2{print $1; exit}' "$results/standard.csv")}
-date=$(meta date) sha=$(meta git_sha)
+date=$(meta date) sha=$(meta git_sha) cuda=$(meta cuda_runtime) driver=$(meta driver) torch=$(meta torch)
 peers=$results/peers_standard.csv; [ -s "$peers" ] || peers=/dev/null
 
 # The table. Columns are found by header name; the last row of a configuration wins.
@@ -64,7 +64,7 @@ btable=$(table_for bwd)
 where="bench/results/$(basename "$results")/"
 header="Forward TFLOP/s on ${gpu:-an unknown GPU} at N = 4096 (the standard bf16 sweep: batch 4, 8 heads), and each as a % of PyTorch SDPA's FlashAttention-2 backend at the same shape."
 bheader="Backward TFLOP/s (2.5 × the forward's FLOPs) at the same shapes, for the steps that have a backward, as a % of the FlashAttention-2 backend's backward."
-footer="Measured on ${gpu:-an unknown GPU}, ${date:-unknown date}${sha:+, commit $sha} ($where)."
+footer="Measured on ${gpu:-an unknown GPU}, ${date:-unknown date}${sha:+, commit $sha}${cuda:+, CUDA $cuda}${driver:+, driver $driver}${torch:+, torch $torch} ($where)."
 
 # Splice: the lines up to and including the begin marker, the table, the lines from the end
 # marker on. Marker lines match with trailing blanks or a CR ignored.
