@@ -8,30 +8,17 @@
  *     O += P V     wgmma m64nDk16 RS: P from registers (the S accumulator packed to bf16 IS the
  *                  A fragment, mma_sm90.cuh), V from smem as an MN-major B (transpose bit): V
  *                  stays [keys, D] row-major; Bc/16 per key tile
- * A warpgroup owns 64 query rows (wgmma's M). A block is 2 warpgroups = Br = 128 query rows, and
- * a key tile is Bc = 128 keys, for D = 64 and 128. Why two warpgroups of 64 rows rather than one
- * issuing two M=64 wgmmas: registers. 64 rows cost a thread O D/2 + S Bc/2 + P Bc/4 registers
- * (D=128: 64 + 64 + 32 = 160, 245 in all); 128 rows in one warpgroup would double that and spill.
- * Two warpgroups also give the SM 8 warps, so one's softmax can run under the other's wgmmas.
- * The rest is step 05: exp2 with scale*log2(e) folded on the host, causal tile skipping (the key
- * loop ends at the block's last visible key; only diagonal tiles and the ragged last tile run the
- * mask), query tiles launched in reverse so the heaviest causal blocks start first.
+ * A warpgroup owns 64 query rows (wgmma's M); a block is 2 warpgroups = Br = 128 query rows, and a
+ * key tile Bc = 128 keys, for D = 64 and 128. Two warpgroups of 64 rows rather than one issuing
+ * two M=64 wgmmas: 64 rows cost a thread O D/2 + S Bc/2 + P Bc/4 registers (D=128: 160, 245 in
+ * all), and 128 would spill; two also give the SM 8 warps. The rest is step 05: exp2, causal tile
+ * skipping, the heaviest causal blocks first.
  *
- * Shared memory in the 128-byte swizzle, the layout the descriptors ask for. A tile [rows][D] is
- * D/64 "atoms" of [rows][64 bf16]: rows of 128 bytes, 8 chunks of 16 B, chunk c of row r stored
- * at position c ^ (r % 8), so the 8 rows of each 1024-byte line cover all 32 banks per column:
- *       chunk:  0 1 2 3 4 5 6 7            D=128:  +-- features 0..63 --+-- features 64..127 --+
- *     row 0:    0 1 2 3 4 5 6 7                     | rows x 128 B       | rows x 128 B         |
- *     row 1:    1 0 3 2 5 4 7 6                     +--------------------+----------------------+
- *     row 2:    2 3 0 1 6 7 4 5            smem: Q [128 rows] | K stage 0, 1 | V stage 0, 1
- *     row 7:    7 6 5 4 3 2 1 0            (each tile 1024-byte aligned: the hardware XORs
- *                                           address bits 4-6 with bits 7-9 of the real address)
- * Descriptors (wgmma_desc: start, LBO, SBO, swizzle mode 128B):
- *     Q, K  K-major:  SBO = 1024 (the next 8 rows); the k-th 16 features start (k % 4) * 32 bytes
- *                     into atom k / 4; LBO unused.
- *     V     MN-major: SBO = 1024 (the next 8 keys); LBO = Bc * 128 (the next 64 features, D=128);
- *                     the k-th 16 keys start k * 2048 bytes in.
- * Loads: cp.async 16 B per thread, zero-filled past Nq / Nk; K and V double-buffered.
+ * Shared memory in the 128-byte swizzle, the layout the descriptors ask for: a tile [rows][D] is
+ * D/64 "atoms" of [rows][64 bf16], 128-byte rows of 8 chunks of 16 B, chunk c of row r stored at
+ * position c ^ (r % 8), each tile 1024-byte aligned (the hardware XORs address bits 4-6 with bits
+ * 7-9). mma_sm90.cuh describes it and the descriptors (K-major Q, K; MN-major V). Loads:
+ * cp.async 16 B per thread, zero-filled past Nq / Nk; K and V double-buffered.
  *
  * The asynchronous MMA and its fences, per key tile j >= 1 (each warpgroup):
  *     cp.async.wait_group 0; fence.proxy.async; __syncthreads   K_j, V_{j-1} landed, and visible
@@ -43,32 +30,22 @@
  *     wgmma.wait_group 1         S_j is done (groups retire in order); P V still runs
  *     softmax(S_j) in place      (mask only if needed; max, ex2, row sums)  <- overlaps P V
  *     wgmma.wait_group 0         O is done: O *= alpha_j, P_j = bf16(S_j)
- * Timeline of one warpgroup (the other runs the same, offset by the tensor cores' arbitration):
- *     tensor cores:  | S_j |  P_{j-1} V_{j-1}  |                 | S_j+1 |  P_j V_j   | ...
- *     ALU / MUFU:          |   softmax(S_j)    | rescale, pack,  |       | softmax(S_j+1) ...
- *                                                barrier, issue
- * How far the overlap goes: softmax(S_j) hides under P V (FlashAttention-3's intra-warpgroup
- * pipelining), but S_j itself is waited for: issuing S_{j+1} before softmax(S_j) needs a second
- * S accumulator (Bc/2 = 64 more registers per thread), which does not fit next to O at D=128
- * without setmaxnreg. Between the two warpgroups the overlap is whatever the scheduler finds
- * inside one tile: a __syncthreads per tile (everyone loads, everyone computes) keeps them in step.
+ * softmax(S_j) hides under P V (FlashAttention-3's intra-warpgroup pipelining), but S_j itself is
+ * waited for, and the __syncthreads per tile keeps the two warpgroups in step.
  *
- * Prediction (H200, bf16, N=4096; PyTorch SDPA measured before this step was written: FA2 299 / 344
- * TFLOP/s at D=64 / 128, cuDNN 447 / 604; notes/07 has this repository's own measurements).
- * One block per SM, per key tile: MMA 2 warpgroups x 2 products x 64*128*D*2 FLOP = 8.4 MFLOP at
- * D=128, 2048 clocks at ~4096 dense bf16 FLOP/clock/SM; exps 2 x 64 x 128 = 16384 at 16/clock =
- * 1024 clocks. D=128 is MMA-bound and the exps fit under P V: expect 430-500 TFLOP/s (1.25-1.45x
- * FA2; the bar is 1.1x = 378), short of FA3's ~640 because of the per-tile barrier, loads issued
- * by the compute threads (16 cp.async per thread per tile), the exposed S wait, 8 warps per SM.
- * D=64: MMA 1024 clocks against 1024 of exps: softmax-bound; S + max(softmax, P V) ~ 1536 clocks
- * per 4.2 MFLOP: expect 320-380 (1.05-1.25x FA2; the bar is 1.0x = 299). Causal at 4k: ~80% of
- * that on the causal FLOP count (diagonal tiles masked, short rows at the start).
+ * Prediction (H200, bf16, N=4096). One block per SM, per key tile: MMA 2 warpgroups x 2 products
+ * x 64*128*D*2 FLOP = 8.4 MFLOP at D=128, 2048 clocks at ~4096 dense bf16 FLOP/clock/SM; exps
+ * 2 x 64 x 128 = 16384 at 16/clock = 1024 clocks. D=128 is MMA-bound and the exps fit under P V:
+ * expect 430-500 TFLOP/s, short of FA3's ~640 because of the per-tile barrier, the loads issued
+ * by the compute threads, the exposed S wait and 8 warps per SM. D=64: MMA 1024 clocks against
+ * 1024 of exps, softmax-bound: ~1536 clocks per 4.2 MFLOP, expect 320-380. Causal at 4k: ~80% of
+ * that on the causal FLOP count.
  *
  * Limits: forward only; bf16; D = 64 or 128; scale > 0 (the running max is taken on raw scores);
  * Hopper only (sm_90a: forward() refuses other GPUs). One block of 256 threads per SM
- * (registers), 161 KB (D=128) / 81 KB (D=64) of shared memory. Step 08 replaces the cp.async
- * loads and the block-wide barrier with TMA, mbarriers and a producer warp, and ping-pongs the
- * two warpgroups.
+ * (registers), 161 KB (D=128) / 81 KB (D=64) of shared memory. Steps 08-10 replace the cp.async
+ * loads and the block-wide barrier with TMA and mbarriers (08), give the loads a warpgroup of
+ * their own (09), and make the two compute warpgroups take turns (10).
  *
  * Check when editing: `-Xptxas -v` must print no "(C7514) ... wgmma.mma_async instructions are
  * serialized" line. ptxas reports it as info, not a warning, so -Werror does not catch it; touching
