@@ -105,7 +105,7 @@ void check_set_gpu_reference(const attn_step *step00)
 
 /* Bounds on rel-L2 against the fp64 reference, set from the errors measured on the H200
  * (every step, the whole grid, all three input modes), with a margin over the worst case.
- * Worst measured in bench/experiments/00_checks/check-fb7d825.csv, check-06d5df4.csv and
+ * Worst measured in bench/experiments/00_checks/check_bounds_first.csv, check-06d5df4.csv and
  * check-2350ab1.csv:
  *            O        lse      dQ       dK       dV
  *   fp32   5.7e-6   2.7e-7   1.3e-4+  1.0e-4+  7.6e-6   (large and late scores; normal ~1e-6)
