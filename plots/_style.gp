@@ -1,6 +1,7 @@
 # Shared by every chart (loaded first; draw.sh does not draw it on its own).
 # draw.sh sets: results (folder of CSVs), out (folder for PNGs), plotdir, gpu, date, sha (of
-# meta.txt), check_sha (check.txt's commit), tiles_sha (tiles.log's commit),
+# meta.txt), check_sha (check.txt's commit), tiles_sha (tiles.log's commit), single_sha and
+# single_date (single_head.log's first two lines),
 # gpumem (bytes, 0 if unknown).
 
 set encoding utf8

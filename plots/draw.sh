@@ -53,8 +53,11 @@ sha=$(meta git_sha)
 check_sha=$(sed -n '1s/^commit //p' "$results/check.txt" 2>/dev/null || true)
 # the tile sweep is its own run (bench/tiles.sh): its log's first line names its commit
 tiles_sha=$(sed -n '1s/^commit //p' "$results/tiles.log" 2>/dev/null || true)
+# the single-head sweep may come from an earlier run than the standard one: its log says which
+single_sha=$(sed -n '1s/^commit //p' "$results/single_head.log" 2>/dev/null || true)
+single_date=$(sed -n '2s/^date //p' "$results/single_head.log" 2>/dev/null || true)
 gpumem=$(meta gpu_mem_bytes); [[ "$gpumem" =~ ^[0-9]+$ ]] || gpumem=0
-vars="results='$results'; out='$out'; plotdir='$plotdir'; gpu='$gpu'; date='$date'; sha='$sha'; check_sha='$check_sha'; tiles_sha='$tiles_sha'; gpumem=$gpumem.0"
+vars="results='$results'; out='$out'; plotdir='$plotdir'; gpu='$gpu'; date='$date'; sha='$sha'; check_sha='$check_sha'; tiles_sha='$tiles_sha'; single_sha='$single_sha'; single_date='$single_date'; gpumem=$gpumem.0"
 
 # why_not NAME: empty if the inputs allow chart NAME, else the reason it is skipped.
 why_not() {

@@ -36,6 +36,8 @@ us_label(v) = sprintf(v < 9.95 ? "%.1f" : "%.0f", v)
 
 eval png(1300, 800)
 set output out.'/single_head.png'
+# Its own stamp where single_head.log names the run (it may be older than meta.txt's)
+if (strlen(single_sha)) { caption = gpu . (strlen(single_date) ? ", measured " . single_date : "") . ", commit " . single_sha }
 set title "Forward latency on the single-head shapes: fp32, batch 1, one head, non-causal\n".caption font ",15"
 set logscale y 10
 set yrange [ylo:yhi]
