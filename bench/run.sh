@@ -61,6 +61,9 @@ sha=${ATTN_GIT_SHA:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
     echo "torch=$(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
     if [ $quick = 1 ]; then echo "quick=1"; fi
 } >"$out/meta.txt"
+# single_head.log names an older run of the single-head sweep alone (its chart's stamp); this
+# run makes every sweep anew, so meta.txt is theirs
+rm -f "$out/single_head.log"
 status=0
 step() { echo "== $*" >&2; "$@" || status=1; }
 
