@@ -27,7 +27,8 @@ NCU="ncu --clock-control none --section SpeedOfLight --section ComputeWorkloadAn
   done
 } > $o/ncu11.txt 2>&1
 say ncu
-{ /usr/bin/time -f "make bench QUICK=1 measurement part: %e s wall" bash bench/run.sh --quick $o/quick; } > $o/quick.log 2>&1
+TIMEFORMAT="make bench QUICK=1, its measurement part: %R s wall"
+{ time timeout 200 bash bench/run.sh --quick $o/quick; } > $o/quick.log 2>&1
 say quick bench rc $?
 { echo "commit $sha"; timeout 200 python3 python/train_demo.py; echo "[exit status $?]"; } > $o/train_demo.txt 2>&1
 say train demo
@@ -35,9 +36,9 @@ say train demo
 say cli
 groups="00 01,02 03,04 05 06 07,08 09,10 11"
 for g in $groups; do
-  ( { echo "commit $sha"; timeout 400 build/attn check --steps $g --csv $o/check_$g.csv; echo "[exit status $?]"; } > $o/check_$g.txt 2>&1 ) &
+  ( { echo "commit $sha"; timeout 280 build/attn check --steps $g --csv $o/check_$g.csv; echo "[exit status $?]"; } > $o/check_$g.txt 2>&1 ) &
 done
-( { echo "commit $sha"; timeout 400 bench/sanitize.sh 11; } > $o/sanitize11.txt 2>&1 ) &
+( { echo "commit $sha"; timeout 280 bench/sanitize.sh 11; } > $o/sanitize11.txt 2>&1 ) &
 wait
 say check, sanitize
 cd $o && tar czf checks.tgz check_* sanitize11.txt && rm -f check_* sanitize11.txt && tar czf quick.tgz quick && rm -rf quick
