@@ -99,6 +99,8 @@ __device__ __forceinline__ void fence_proxy_async_smem()
 
 /* wgmma_bf16<N>::ss(d, a, b, acc): d[64 x N] = (acc ? d : 0) + A B, A (64 x 16) and B (16 x N)
  * from shared memory through descriptors, both K-major (A rows and B columns have K contiguous).
+ * wgmma_bf16<N>::ss_mn(d, a, b, acc): the same with both MN-major (imm-trans-a = imm-trans-b = 1:
+ * A stored [K][M], B stored [K][N]; step 12's dQ = dS K, from dS^T and K as they sit in smem).
  * wgmma_bf16<N>::rs_mn(d, a, b, acc): the same with A from registers (the fragment above) and B
  * MN-major (B's rows, the K index, have N contiguous: the transpose bit, imm-trans-b = 1).
  * bf16 in, fp32 accumulate; both only start the product (see wgmma_commit / wgmma_wait).
@@ -189,6 +191,17 @@ __device__ __forceinline__ void fence_proxy_async_smem()
                          "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.bf16.bf16 "               \
                          "{" WGMMA_BELOW_##N(WGMMA_PCT, WGMMA_PCT_NEXT) "}, "                      \
                          WGMMA_FROM_##N(WGMMA_SS_AB) ", p, 1, 1, 0, 0;\n}\n"                       \
+                         : WGMMA_BELOW_##N(WGMMA_D, WGMMA_D_NEXT)                                  \
+                         : "l"(a), "l"(b), "r"(acc)                                                \
+                         : "memory");                                                              \
+        }                                                                                          \
+        static __device__ __forceinline__ void ss_mn(float (&d)[N / 2], uint64_t a, uint64_t b,    \
+                                                     int acc)                                      \
+        {                                                                                          \
+            asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " WGMMA_FROM_##N(WGMMA_SS_ACC) ", 0;\n" \
+                         "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.bf16.bf16 "               \
+                         "{" WGMMA_BELOW_##N(WGMMA_PCT, WGMMA_PCT_NEXT) "}, "                      \
+                         WGMMA_FROM_##N(WGMMA_SS_AB) ", p, 1, 1, 1, 1;\n}\n"                       \
                          : WGMMA_BELOW_##N(WGMMA_D, WGMMA_D_NEXT)                                  \
                          : "l"(a), "l"(b), "r"(acc)                                                \
                          : "memory");                                                              \
@@ -315,6 +328,46 @@ __device__ __forceinline__ void named_bar_sync(int id, int threads)
 __device__ __forceinline__ void named_bar_arrive(int id, int threads)
 {
     asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Step 12's additions (the backward): bulk copies, without a tensor map, of contiguous bytes.
+ *
+ * cp.async.bulk: `bytes` contiguous bytes global -> shared (both 16-byte aligned, bytes a multiple
+ * of 16), completion signalled on an mbarrier like a TMA tile load. */
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_t bytes,
+                                          uint32_t bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+/* cp.reduce.async.bulk .add.f32: global[i] += shared[i] for `bytes` contiguous bytes of fp32, done
+ * by the memory system (L2) as one bulk operation: what a block adds into a tensor that other
+ * blocks add into too (the backward's dQ), without a thread issuing an atomic per element. The
+ * shared bytes must not change until bulk_wait_read says they have been read. */
+__device__ __forceinline__ void bulk_reduce_add_f32(float *dst, uint32_t src, uint32_t bytes)
+{
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(
+                     dst),
+                 "r"(src), "r"(bytes)
+                 : "memory");
+}
+/* Close the bulk operations issued so far by this thread into a group; wait until at most n
+ * groups are still reading shared memory (_read) or still running at all. */
+__device__ __forceinline__ void bulk_commit()
+{
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+template <int n> __device__ __forceinline__ void bulk_wait_read()
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(n) : "memory");
+}
+template <int n> __device__ __forceinline__ void bulk_wait()
+{
+    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(n) : "memory");
 }
 
 #endif
