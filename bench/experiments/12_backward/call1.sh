@@ -25,3 +25,9 @@ say peers
 unset ATTN_SWEEPS_FILE
 { echo "commit $sha"; timeout 200 build/attn check --steps 12 --csv $o/check12.csv; echo "[exit status $?]"; } > $o/check12.txt 2>&1
 say check
+# the "red" variant (variants/make_red.py, built into build/var_red): dQ by red.global.add.v4.f32
+if [ -d build/var_red ]; then
+  { timeout 30 env ATTN_STEPS_DIR=build/var_red build/attn run --step 12 --backward --shape 4,8,4096,4096,128; } >> $o/run12.txt 2>&1
+  ATTN_SWEEPS_FILE=$d/bars.txt ATTN_STEPS_DIR=build/var_red build/attn bench --sweep bwdbars --steps 12 --out $o/bars_red.csv >> $log 2>&1
+  say red variant
+fi
