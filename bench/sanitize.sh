@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 cs=${CUDA:-/usr/local/cuda}/bin/compute-sanitizer
 command -v "$cs" >/dev/null || cs=$(command -v compute-sanitizer) ||
     { echo "bench/sanitize.sh: compute-sanitizer is missing (it comes with the full CUDA toolkit)" >&2; exit 2; }
-shapes=("1,2,129,127,64 --causal" "1,1,65,300,128" "1,1,300,65,128 --causal")
+shapes=("1,2,129,127,64 --causal" "1,1,65,300,128" "1,1,300,65,128 --causal"
+        "1,1,65,300,64 --causal" "1,2,1,129,128" "1,2,129,1,64 --causal")
 top_shapes=(
     "1,133,1,3000,128"            # stream-K, no whole round: 133 tiles by key ranges, 18 cut; Bc 160
     "1,265,1,2500,128"            # a whole round, then stream-K, Nk ragged (15 x 160 + 100), 15 cut

@@ -540,7 +540,9 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
  * Query rows are padded to whole tiles of Br_B: lse2 = +inf and Di = 0 there, so a padded row's
  * P = 2^(S c - inf) = 0 and it adds nothing, with no mask. */
 constexpr int BWD_BC = 128;     /* keys per block: two consumer warpgroups of 64 (wgmma's M) */
-constexpr int BWD_BR = 64;      /* query rows per tile of the loop: the N of S^T and dP^T */
+/* query rows per tile of the loop, the N of S^T and dP^T: 64 at D = 128 (registers: dK and dV
+ * take 128 per thread), 128 at D = 64 (twice the products per tile for the same bookkeeping) */
+template <int D> __host__ __device__ constexpr int bwd_br() { return D == 64 ? 128 : 64; }
 constexpr int BWD_STAGES = 2;   /* the Q, dO, lse2, Di ring */
 constexpr int BWD_DQ_FLOATS = 64 * 64;   /* one warpgroup's dQ piece: 64 rows x 64 columns */
 
@@ -590,20 +592,23 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
          bf16 *__restrict__ dK, bf16 *__restrict__ dV, int bh_count, int Nq, int Nk, float c,
          float scale, int causal)
 {
-    constexpr int Bc = BWD_BC, Br = BWD_BR;
-    /* dQ = dS K [64 x D] per query tile: at D = 128 warpgroup w takes columns 64w.. over all 128
-     * keys (both halves of dS^T, a barrier between the two); at D = 64 each takes all 64
-     * columns over its own 64 keys, and both pieces are added into the same place. Either way a
-     * warpgroup's piece is 64 x 64 fp32. */
+    constexpr int Bc = BWD_BC, Br = bwd_br<D>();
+    /* dQ = dS K [Br x D] per query tile: at D = 128 (Br = 64) warpgroup w takes columns 64w..
+     * over all 128 keys (both halves of dS^T, a barrier between the two); at D = 64 (Br = 128)
+     * each takes all 64 columns over its own 64 keys, and both are added into the same place.
+     * Either way a warpgroup adds PIECES pieces of 64 x 64 fp32, 64 query rows each. */
     constexpr bool SPLIT_N = D == 128;
+    constexpr int PIECES = SPLIT_N ? 1 : Br / 64;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t base = smem_u32(smem_raw);
     const uint32_t sK = (base + 1023u) & ~1023u;
     constexpr uint32_t KV = tile_bytes<D>(Bc), QT = tile_bytes<D>(Br);
-    constexpr uint32_t DS = Bc * 128;                /* dS^T [128 keys][64 queries] bf16 */
-    constexpr uint32_t DQ = BWD_DQ_FLOATS * 4;       /* a warpgroup's dQ piece, fp32 */
+    /* dS^T [128 keys][Br queries] bf16, Br / 64 atoms of 64 queries; two buffers when both
+     * warpgroups read it (the other may still be reading the last one), else one */
+    constexpr uint32_t DS_ATOM = Bc * 128, DS = Br / 64 * DS_ATOM, DS_BUFS = SPLIT_N ? 2 : 1;
+    constexpr uint32_t DQ = PIECES * BWD_DQ_FLOATS * 4;   /* a warpgroup's dQ pieces, fp32 */
     const uint32_t sV = sK + KV, sQ = sV + KV, sdO = sQ + BWD_STAGES * QT,
-                   sdS = sdO + BWD_STAGES * QT, sdQ = sdS + 2 * DS,
+                   sdS = sdO + BWD_STAGES * QT, sdQ = sdS + DS_BUFS * DS,
                    sL = sdQ + 2 * DQ, sDi = sL + BWD_STAGES * Br * 4,
                    bar_kv = sDi + BWD_STAGES * Br * 4, full = bar_kv + 8,
                    empty = full + 8 * BWD_STAGES;
@@ -611,7 +616,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
 
     const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
     const int g = lane / 4, t = lane % 4;
-    const int n_kt = (Nk + Bc - 1) / Bc, n_mt = (Nq + Br - 1) / Br;
+    const int n_kt = (Nk + Bc - 1) / Bc, n_mt = (Nq + Br - 1) / Br, n_qb = n_mt * (Br / 64);
     const int kt = causal ? (int)(blockIdx.x / bh_count) : (int)(blockIdx.x % n_kt);
     const int bh = causal ? (int)(blockIdx.x % bh_count) : (int)(blockIdx.x / n_kt);
     const int k0 = kt * Bc;
@@ -659,7 +664,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
     float dv[D / 2], dk[D / 2];   /* 64 keys x D each, across the whole loop */
     float s[Br / 2], dp[Br / 2];  /* S^T, then P^T (fp32); dP^T, then dS^T */
     uint32_t pa[Br / 4], dsa[Br / 4];   /* P^T, dS^T in bf16: the A operands of dV, dK */
-    float dq[BWD_DQ_FLOATS / WG];       /* this warpgroup's 64 x 64 piece of dS K */
+    float dq[PIECES][BWD_DQ_FLOATS / WG];   /* this warpgroup's 64 x 64 pieces of dS K */
 #pragma unroll
     for (int i = 0; i < D / 2; i++)
         dv[i] = dk[i] = 0.f;
@@ -730,13 +735,14 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         wgmma_commit();
 
         /* dS^T to shared memory, [key][query] in the 128-byte swizzle: dsa[2j + a] is the pair
-         * (key[a], queries 8j + 2t, +1), 4 bytes at chunk j of row key[a] - k0. */
-        const uint32_t ds_buf = sdS + (i % 2) * DS;
+         * (key[a], queries 8j + 2t, +1), 4 bytes at chunk j % 8 of row key[a] - k0 of atom j / 8. */
+        const uint32_t ds_buf = sdS + (i % DS_BUFS) * DS;
 #pragma unroll
         for (int j = 0; j < Br / 8; j++)
 #pragma unroll
             for (int a = 0; a < 2; a++)
-                *reinterpret_cast<uint32_t *>(at(ds_buf + sw128_offset(key[a] - k0, j) + 4 * t)) =
+                *reinterpret_cast<uint32_t *>(at(ds_buf + j / 8 * DS_ATOM +
+                                                 sw128_offset(key[a] - k0, j % 8) + 4 * t)) =
                     dsa[2 * j + a];
         fence_proxy_async_smem();
         if (SPLIT_N)
@@ -744,55 +750,68 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         else
             named_bar_sync(2 + wg, WG);  /* this warpgroup's half is in */
 
-        /* dQ piece = dS K: A = dS^T as stored (MN-major), B = K as stored (MN-major) */
-        reg_fence(dq);
+        /* dQ pieces = dS K: A = dS^T as stored (MN-major), B = K as stored (MN-major) */
+#pragma unroll
+        for (int h = 0; h < PIECES; h++)
+            reg_fence(dq[h]);
         wgmma_fence();
         if (SPLIT_N) {
 #pragma unroll
             for (int kk = 0; kk < Bc / 16; kk++) {
-                const uint64_t a = wgmma_desc(ds_buf + kk * 16 * 128, DS, 1024);
+                const uint64_t a = wgmma_desc(ds_buf + kk * 16 * 128, DS_ATOM, 1024);
                 const uint64_t b = wgmma_desc(sK + wg * tile_bytes<64>(Bc) + kk * 16 * 128,
                                               tile_bytes<64>(Bc), 1024);
-                wgmma_bf16<64>::ss_mn(dq, a, b, kk > 0);
+                wgmma_bf16<64>::ss_mn(dq[0], a, b, kk > 0);
             }
         } else {
 #pragma unroll
-            for (int kk = 0; kk < 64 / 16; kk++) {
-                const uint32_t r = (64 * wg + 16 * kk) * 128;
-                const uint64_t a = wgmma_desc(ds_buf + r, DS, 1024);
-                const uint64_t b = wgmma_desc(sK + r, tile_bytes<64>(Bc), 1024);
-                wgmma_bf16<64>::ss_mn(dq, a, b, kk > 0);
-            }
+            for (int h = 0; h < PIECES; h++)   /* query rows 64h.. of the tile */
+#pragma unroll
+                for (int kk = 0; kk < 64 / 16; kk++) {
+                    const uint32_t r = (64 * wg + 16 * kk) * 128;
+                    const uint64_t a = wgmma_desc(ds_buf + h * DS_ATOM + r, DS_ATOM, 1024);
+                    const uint64_t b = wgmma_desc(sK + r, tile_bytes<64>(Bc), 1024);
+                    wgmma_bf16<64>::ss_mn(dq[h], a, b, kk > 0);
+                }
         }
         wgmma_commit();
 
-        /* dV, dK done: the stage's Q and dO go back to the producer */
+        /* dV, dK done: the stage's Q, dO, lse2 and Di go back to the producer (the warp's lanes
+         * have all read lse2 and Di: __syncwarp orders their reads before lane 0's arrival) */
         wgmma_wait<1>();
         reg_fence(dv);
         reg_fence(dk);
+        __syncwarp();
         if (lane == 0)
             mbar_arrive(empty + 8 * st);
         wgmma_wait<0>();
-        reg_fence(dq);
+#pragma unroll
+        for (int h = 0; h < PIECES; h++)
+            reg_fence(dq[h]);
 
-        /* The piece to this warpgroup's staging in fragment order (float4 x of thread l at
-         * (x * 128 + l) * 16 bytes: no bank conflicts), then one thread adds all 16 KB into
-         * dq_acc with one bulk reduce-add. The previous add must have read the staging first. */
+        /* The pieces to this warpgroup's staging in fragment order (float4 x of thread l at
+         * (x * 128 + l) * 16 bytes of its piece: no bank conflicts), then one thread adds them
+         * into dq_acc (consecutive there too) with one bulk reduce-add. The previous add must
+         * have read the staging first. */
         const uint32_t stage = sdQ + wg * DQ;
         if (tid % WG == 0)
             bulk_wait_read<0>();
         named_bar_sync(2 + wg, WG);
 #pragma unroll
-        for (int x = 0; x < BWD_DQ_FLOATS / WG / 4; x++)
-            *reinterpret_cast<float4 *>(at(stage + (x * WG + tid % WG) * 16)) =
-                make_float4(dq[4 * x], dq[4 * x + 1], dq[4 * x + 2], dq[4 * x + 3]);
+        for (int h = 0; h < PIECES; h++)
+#pragma unroll
+            for (int x = 0; x < BWD_DQ_FLOATS / WG / 4; x++)
+                *reinterpret_cast<float4 *>(at(stage + h * BWD_DQ_FLOATS * 4 +
+                                               (x * WG + tid % WG) * 16)) =
+                    make_float4(dq[h][4 * x], dq[h][4 * x + 1], dq[h][4 * x + 2], dq[h][4 * x + 3]);
         fence_proxy_async_smem();
         named_bar_sync(2 + wg, WG);
         if (tid % WG == 0) {
-            const int piece = SPLIT_N ? wg : 0;
-            bulk_reduce_add_f32(dq_acc + (((size_t)bh * n_mt + m) * (D / 64) + piece) *
-                                             BWD_DQ_FLOATS,
-                                stage, DQ);
+            /* pieces of 64 query rows: SPLIT_N, columns 64wg.. of rows 64m..; else all columns of
+             * rows 128m.. (two pieces, one after the other there too) */
+            const size_t piece = SPLIT_N ? ((size_t)bh * n_qb + m) * 2 + wg
+                                         : (size_t)bh * n_qb + (size_t)m * PIECES;
+            bulk_reduce_add_f32(dq_acc + piece * BWD_DQ_FLOATS, stage, DQ);
             bulk_commit();
         }
     }
@@ -816,20 +835,20 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
     }
 }
 
-/* dQ = scale dq_acc, to bf16. dq_acc holds, per (head, query tile m, piece of 64 columns), the
- * 64 x 64 floats in the order bwd_main staged them: float4 x of consumer thread l (warp w = l /
- * 32, g = l % 32 / 4, t = l % 4) is rows 64m + 16w + g (+ 8), columns 8x + 2t, +1. */
+/* dQ = scale dq_acc, to bf16. dq_acc holds, per (head, block m of 64 query rows, piece of 64
+ * columns), the 64 x 64 floats in the order bwd_main staged them: float4 x of consumer thread l
+ * (warp w = l / 32, g = l % 32 / 4, t = l % 4) is rows 64m + 16w + g (+ 8), columns 8x + 2t, +1. */
 __global__ void __launch_bounds__(256)
-bwd_convert_dq(const float *__restrict__ acc, bf16 *__restrict__ dq, size_t n4, int n_mt, int Nq,
+bwd_convert_dq(const float *__restrict__ acc, bf16 *__restrict__ dq, size_t n4, int n_qb, int Nq,
                int D, float scale)
 {
     for (size_t i = (size_t)blockIdx.x * 256 + threadIdx.x; i < n4; i += (size_t)gridDim.x * 256) {
         const float4 v = reinterpret_cast<const float4 *>(acc)[i];
         const size_t piece = i / (BWD_DQ_FLOATS / 4), tile = piece / (D / 64);
         const int x = (int)(i % (BWD_DQ_FLOATS / 4)) / WG, l = (int)(i % WG);
-        const int m = (int)(tile % n_mt), row = m * 64 + 16 * (l / 32) + l % 32 / 4;
+        const int m = (int)(tile % n_qb), row = m * 64 + 16 * (l / 32) + l % 32 / 4;
         const int col = (int)(piece % (D / 64)) * 64 + 8 * x + 2 * (l % 4);
-        bf16 *out = dq + tile / n_mt * Nq * D + col;
+        bf16 *out = dq + tile / n_qb * Nq * D + col;
         if (row < Nq)
             *reinterpret_cast<uint32_t *>(out + (size_t)row * D) =
                 pack_bf16(v.x * scale, v.y * scale);
@@ -906,10 +925,11 @@ static size_t sk_bytes(long long blocks, int d)
 
 static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
-/* The backward's query rows, padded to whole tiles of BWD_BR per head. */
+/* The backward's query rows, padded to whole tiles of bwd_br<D>() per head. */
 static size_t bwd_rows(const attn_problem *p)
 {
-    return (size_t)p->batch * p->heads * ((p->seq_q + BWD_BR - 1) / BWD_BR) * BWD_BR;
+    const int br = p->head_dim == 64 ? bwd_br<64>() : bwd_br<128>();
+    return (size_t)p->batch * p->heads * ((p->seq_q + br - 1) / br) * br;
 }
 
 /* Forward: stream-K's partials (below). Backward: the fp32 dQ accumulator (padded rows x D), then
@@ -1057,12 +1077,13 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
         return ATTN_ERR_CUDA;
     const int bh = p->batch * p->heads;
     CUtensorMap tmQ, tmK, tmV, tmdO;
-    if (make_map(encode, &tmQ, q, bh, p->seq_q, D, BWD_BR) != ATTN_OK ||
+    constexpr int Br = bwd_br<D>();
+    if (make_map(encode, &tmQ, q, bh, p->seq_q, D, Br) != ATTN_OK ||
         make_map(encode, &tmK, k, bh, p->seq_k, D, BWD_BC) != ATTN_OK ||
         make_map(encode, &tmV, v, bh, p->seq_k, D, BWD_BC) != ATTN_OK ||
-        make_map(encode, &tmdO, d_o, bh, p->seq_q, D, BWD_BR) != ATTN_OK)
+        make_map(encode, &tmdO, d_o, bh, p->seq_q, D, Br) != ATTN_OK)
         return ATTN_ERR_CUDA;
-    const int n_mt = (p->seq_q + BWD_BR - 1) / BWD_BR, n_kt = (p->seq_k + BWD_BC - 1) / BWD_BC;
+    const int n_mt = (p->seq_q + Br - 1) / Br, n_kt = (p->seq_k + BWD_BC - 1) / BWD_BC;
     const size_t rows = bwd_rows(p);
     float *dq_acc = (float *)workspace;
     float *lse2 = (float *)((char *)workspace + align256(rows * D * 4));
@@ -1070,15 +1091,16 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
 
     /* 1. Di, lse2, dq_acc = 0 */
     bwd_preprocess<<<(unsigned)((rows + 7) / 8), 256, 0, stream>>>(
-        (const bf16 *)d_o, (const bf16 *)o, lse, lse2, Di, dq_acc, rows, p->seq_q,
-        n_mt * BWD_BR, D);
+        (const bf16 *)d_o, (const bf16 *)o, lse, lse2, Di, dq_acc, rows, p->seq_q, n_mt * Br, D);
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
-    /* 2. dK, dV; dS K into dq_acc. K, V, 2 stages of Q, dO; 2 dS^T; 2 dQ pieces; 2 stages of lse2
-     * and Di; the mbarriers; 1 KB to align the base to a swizzle line. */
-    constexpr size_t smem = 2 * tile_bytes<D>(BWD_BC) + 2 * BWD_STAGES * tile_bytes<D>(BWD_BR) +
-                            2 * BWD_BC * 128 + 2 * BWD_DQ_FLOATS * 4 + 2 * BWD_STAGES * BWD_BR * 4 +
-                            8 * (1 + 2 * BWD_STAGES) + 1024;
+    /* 2. dK, dV; dS K into dq_acc. K, V, 2 stages of Q, dO; dS^T (two at D = 128); the two
+     * warpgroups' dQ staging (16 KB each at D = 128, 32 KB at D = 64); 2 stages of lse2 and Di;
+     * the mbarriers; 1 KB to align the base to a swizzle line. */
+    constexpr size_t smem = 2 * tile_bytes<D>(BWD_BC) + 2 * BWD_STAGES * tile_bytes<D>(Br) +
+                            (D == 128 ? 2 : 1) * (Br / 64) * BWD_BC * 128 +
+                            2 * (D == 128 ? 1 : Br / 64) * BWD_DQ_FLOATS * 4 +
+                            2 * BWD_STAGES * Br * 4 + 8 * (1 + 2 * BWD_STAGES) + 1024;
     auto kernel = bwd_main<D>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
         cudaSuccess)
@@ -1091,7 +1113,7 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     /* 3. dQ = scale dq_acc, to bf16 */
     const size_t n4 = rows * D / 4, blocks = (n4 + 255) / 256;
     bwd_convert_dq<<<(unsigned)(blocks < (1u << 20) ? blocks : (1u << 20)), 256, 0, stream>>>(
-        dq_acc, (bf16 *)dq, n4, n_mt, p->seq_q, D, p->scale);
+        dq_acc, (bf16 *)dq, n4, n_mt * (Br / 64), p->seq_q, D, p->scale);
     return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
 }
 
