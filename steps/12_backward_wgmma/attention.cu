@@ -627,7 +627,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         mbar_init(bar_kv, 1);
         for (int i = 0; i < BWD_STAGES; i++) {
             mbar_init(full + 8 * i, 1);
-            mbar_init(empty + 8 * i, 8);   /* every consumer warp releases the stage */
+            mbar_init(empty + 8 * i, 2 * WG);   /* every consumer thread releases the stage */
         }
         mbar_fence_init();
     }
@@ -776,14 +776,14 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         }
         wgmma_commit();
 
-        /* dV, dK done: the stage's Q, dO, lse2 and Di go back to the producer (the warp's lanes
-         * have all read lse2 and Di: __syncwarp orders their reads before lane 0's arrival) */
+        /* dV, dK done: the stage's Q, dO, lse2 and Di go back to the producer. Every thread
+         * arrives, not one per warp as in the forward: each has read lse2 and Di with plain loads,
+         * and its own arrival (a release) is what orders those reads before the producer's next
+         * bulk copy into the stage. */
         wgmma_wait<1>();
         reg_fence(dv);
         reg_fence(dk);
-        __syncwarp();
-        if (lane == 0)
-            mbar_arrive(empty + 8 * st);
+        mbar_arrive(empty + 8 * st);
         wgmma_wait<0>();
 #pragma unroll
         for (int h = 0; h < PIECES; h++)
