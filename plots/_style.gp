@@ -43,7 +43,7 @@ num(s) = (epos(s) > 0 && !strstrt(s, ".")) ? real(s[1:epos(s) - 1].".0".s[epos(s
 # step looks the same in every chart; the SDPA peers are black/red/greys and dashed. The Hopper
 # steps (07 on) share the top of the throughput charts with the peers, so their five colours are
 # far apart in hue (olive, navy, dark orange, plum, teal) and their points all differ.
-step_colors = "#1f77b4 #ff7f0e #2ca02c #9467bd #8c564b #e377c2 #17becf #bcbd22 #393b79 #e6550d #7b4173 #1b9e77"
+step_colors = "#1f77b4 #ff7f0e #2ca02c #9467bd #8c564b #e377c2 #17becf #bcbd22 #393b79 #e6550d #7b4173 #1b9e77 #a6761d"
 step_points = "7 5 9 13 11 15 7 5 9 13 11 15"
 peers       = "sdpa_flash sdpa_cudnn sdpa_efficient sdpa_math"
 peer_colors = "#000000 #b2182b #636363 #a6a6a6"
@@ -65,7 +65,7 @@ label(s) = is_peer(s) ? peer_label(s) : s
 # forward charts, its line would lie exactly on that step's and hide it. Pairs "step:earlier"; the
 # forward charts (forward, causal, ladder, memory) leave such a step out and say so, the backward
 # and accuracy charts draw it. A name not in the CSVs changes nothing.
-forward_shared = "06_backward:05_causal_skip"
+forward_shared = "06_backward:05_causal_skip 12_backward_wgmma:11_persistent"
 shares_forward(s) = strstrt(" ".forward_shared." ", " ".s.":") > 0
 forward_source(s) = (_fs = word(forward_shared, sum [i = 1:words(forward_shared)] \
                        (strstrt(word(forward_shared, i), s.":") == 1 ? i : 0)), _fs[strstrt(_fs, ":") + 1:])

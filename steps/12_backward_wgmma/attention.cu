@@ -1,38 +1,42 @@
-/* Step 11: a persistent grid and a tile scheduler (sm_90a).
+/* Step 12: the Hopper backward (sm_90a). The forward is step 11's, unchanged.
  *
- * The change against step 10: which work tiles a block runs, and in which order. Until now a
- * block ran one work tile (128 query rows of one head), head fastest; TileScheduler now decides:
- *   - Persistent grid (not causal): one block per SM walks work tiles b, b + gridDim.x, ... The
- *     K/V ring and the ping-pong turns run on from one tile into the next, and a second Q
- *     barrier (empty_q: every consumer warp is done with this tile's Q) lets the producer load
- *     the next tile's Q, K and V while this one runs its last P V and stores O. Causal keeps one
- *     block per work tile: the hardware hands them out as SMs free up, which balances tiles of
- *     uneven length better than a fixed stride.
- *   - Head-major order: the blocks that run at once take the query tiles of one head, so its K
- *     and V come from DRAM once and then from L2. Causal goes by sections of G heads (as many as
- *     fit in 2/3 of L2), heaviest query tile first across the section, so the SMs finish together.
- *   - Stream-K (D = 128, not causal, >= 16 key tiles per work tile): 1024 work tiles on 132 SMs
- *     are 7.76 rounds of work in 8. The last two rounds are cut into gridDim.x equal ranges of
- *     key tiles instead; a tile cut in two leaves two partial (O, m, l) in the workspace, and
- *     whichever piece ends second merges them (merge(): the same rounding whichever it is, so
- *     the output is bitwise repeatable) and stores O.
- *   - The key tile per problem (not causal): a wider tile reads fewer bytes of Q per FLOP and
- *     spreads the per-tile bookkeeping over more keys: 192 at D = 64, 176 at D = 128, or 160
- *     where Nk fits it better (the ragged last tile costs a whole one: use_bc_alt).
+ * The change against step 11: a backward, built from the Hopper machinery of steps 07-11 instead
+ * of step 06's mma.sync. The math is step 06's (P recomputed from lse, Di = rowsum(dO o O),
+ * dS = P o (dP - Di)); what changes is who computes what, and where the operands live:
+ *   - A block owns 128 keys: their K and V tiles sit in shared memory for the whole block, and
+ *     two consumer warpgroups own 64 keys each (wgmma's M). They walk the query tiles (causal:
+ *     from the first that sees a key of the tile), which a producer warpgroup loads by TMA into
+ *     a two-stage ring: Q, dO, and the tile's lse2 = lse log2(e) and Di (bulk copies).
+ *   - Keys are the rows: S^T = K Q^T and dP^T = V dO^T (wgmma SS, both operands K-major, as in
+ *     the forward). Their accumulators, turned into P^T and dS^T, are then exactly the register
+ *     A operands of dV += P^T dO and dK += dS^T Q (wgmma RS, dO and Q as MN-major B, like V in
+ *     the forward): P and dS never go through shared memory on their way to dV and dK, which
+ *     step 06 could not avoid (FlashAttention-3's "SdP_swapAB").
+ *   - dQ = dS K needs dS with queries as rows: each warpgroup stores its dS^T tile once,
+ *     swizzled, and dQ reads it as an MN-major A (both transpose bits, ss_mn). dQ is the only
+ *     output that every key tile adds to: each warpgroup's 64 x 64 fp32 pieces go to a
+ *     staging buffer in fragment order, and one thread adds them into the fp32 accumulator in
+ *     the workspace with one cp.reduce.async.bulk per tile (no per-element atomics).
+ *   - Three kernels: a pre-pass (Di, lse2, zeroes the accumulator; query rows padded to whole
+ *     tiles, where lse2 = +inf makes P = 0), the main kernel, a pass that scales dQ to bf16.
+ * Tiles: 128 keys x 64 query rows at D = 128 (dK and dV hold 128 fp32 registers per thread);
+ * 128 x 128 at D = 64 (twice the work per tile for the same waits and barriers). At D = 128
+ * the two warpgroups split dQ's columns (64 each, over all 128 keys: a barrier between them);
+ * at D = 64 each takes all columns over its own keys, and both pieces are added.
  *
- * Prediction (H200, bf16, N = 4096): step 10 pays a start-up (Q and K_0 in flight, S_0 with
- * nothing to overlap) and a drain for every work tile, about 2 of 26 tile times: persistence
- * +3-5%; head-major a few % (more at N = 16384, where K and V stop fitting L2 head-fastest);
- * stream-K recovers part of the idle last round (up to 3%); wider tiles +1-3%. About +10% at
- * D = 128, which should reach cuDNN.
+ * Prediction (H200, bf16, N = 4096, D = 128): per (key tile, query tile), 5 products of
+ * 2 x 128 x 64 x 128 = 10.5 MFLOP, ~2.6k clocks of tensor time at ~4k FLOP/clock/SM, against
+ * 8k exps (0.5k clocks) and 32 KB of dQ added into L2. If the tensor cores stay ~75 % busy,
+ * as in the forward: ~560 TFLOP/s, cuDNN's level, twice step 06's 263. D = 64: half the MMA
+ * per score, the same exps: ~420.
  *
- * Limits: forward only; bf16; D = 64 or 128; scale > 0; any Nq, Nk >= 1; causal top-left with
- * tile skipping. Hopper only (sm_90a). One block of 384 threads per SM; shared memory 209 KB
- * (D = 128, Bc = 176) / 113 KB (D = 64, Bc = 192). Workspace: none, except at D = 128 not
- * causal: stream-K's partials, 139 KB per block of the grid (at most 144 blocks: 20 MB).
+ * Limits: backward bf16 only; D = 64 or 128; any Nq, Nk >= 1; causal top-left; dQ is added in
+ * whatever order the blocks finish, so it is not bitwise repeatable (dK, dV are: one block owns
+ * each). Hopper only. One block of 384 threads per SM; shared memory 194 KB (D = 128) / 195 KB
+ * (D = 64). Workspace: (padded Nq) x (D + 2) x 4 bytes per head (65 MB at 4,8,4096,4096,128).
  *
- * Run:  build/attn run --step 11 --shape 4,8,4096,4096,128     (needs an H100 / H200)
- *       make diff A=10 B=11
+ * Run:  build/attn run --step 12 --shape 4,8,4096,4096,128 --backward   (needs an H100 / H200)
+ *       make diff A=11 B=12      (the forward is step 11's: the diff is the backward)
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
