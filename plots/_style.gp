@@ -1,6 +1,6 @@
 # Shared by every chart (loaded first; draw.sh does not draw it on its own).
 # draw.sh sets: results (folder of CSVs), out (folder for PNGs), plotdir, gpu, date, sha (of
-# meta.txt), check_sha (check.txt's commit), tiles_sha (tiles.log's commit), single_sha and
+# meta.txt), later (meta.txt's note of rows appended from a later run), check_sha (check.txt's commit), tiles_sha (tiles.log's commit), single_sha and
 # single_date (single_head.log's first two lines),
 # gpumem (bytes, 0 if unknown).
 
@@ -15,7 +15,8 @@ set tics nomirror
 set key noautotitle
 
 # The caption every chart carries: where and when the numbers were measured.
-caption = gpu . (strlen(date) ? ", measured " . date : ", date unknown") . (strlen(sha) ? ", commit " . sha : "")
+caption = gpu . (strlen(date) ? ", measured " . date : ", date unknown") . (strlen(sha) ? ", commit " . sha : "") \
+          . (strlen(later) ? "; " . later : "")
 
 # ---------------------------------------------------------------- reading the CSVs
 # rows(file, where, fields): a '< awk' pipe printing, comma-separated, the named FIELDS

@@ -49,15 +49,18 @@ fi
 gpu=${gpu:-unknown GPU}
 date=$(meta date)
 sha=$(meta git_sha)
+# rows appended later from another run name it here (meta.txt's `later=`, e.g. step 12's rows)
+later=$(meta later)
 # attn check may run on a later commit than the sweeps: its log's first line names it
-check_sha=$(sed -n '1s/^commit //p' "$results/check.txt" 2>/dev/null || true)
+# every commit check.txt names (a log joined from several runs names each at its part's start)
+check_sha=$(sed -n 's/^commit //p' "$results/check.txt" 2>/dev/null | awk '!seen[$0]++' | paste -sd/ - || true)
 # the tile sweep is its own run (bench/tiles.sh): its log's first line names its commit
 tiles_sha=$(sed -n '1s/^commit //p' "$results/tiles.log" 2>/dev/null || true)
 # the single-head sweep may come from an earlier run than the standard one: its log says which
 single_sha=$(sed -n '1s/^commit //p' "$results/single_head.log" 2>/dev/null || true)
 single_date=$(sed -n '2s/^date //p' "$results/single_head.log" 2>/dev/null || true)
 gpumem=$(meta gpu_mem_bytes); [[ "$gpumem" =~ ^[0-9]+$ ]] || gpumem=0
-vars="results='$results'; out='$out'; plotdir='$plotdir'; gpu='$gpu'; date='$date'; sha='$sha'; check_sha='$check_sha'; tiles_sha='$tiles_sha'; single_sha='$single_sha'; single_date='$single_date'; gpumem=$gpumem.0"
+vars="results='$results'; out='$out'; plotdir='$plotdir'; gpu='$gpu'; date='$date'; sha='$sha'; later='$later'; check_sha='$check_sha'; tiles_sha='$tiles_sha'; single_sha='$single_sha'; single_date='$single_date'; gpumem=$gpumem.0"
 
 # why_not NAME: empty if the inputs allow chart NAME, else the reason it is skipped.
 why_not() {
