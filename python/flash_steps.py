@@ -31,9 +31,9 @@ Which backward runs (backward_step=None): the step's own when it has one that su
 problem (06 has one; 00 too, so step=0 stays the materialized baseline both ways). For a
 forward-only step (most of them, the fastest forwards included): the highest-numbered built step
 that has a backward, fits this GPU and supports the problem, the fastest backward by the same
-construction of the series. That is step 12 on a Hopper GPU and step 06 elsewhere, a later backward step as soon as it is
-built, and step 00's materialized backward only when no other can do the problem (today: fp32,
-or a head dim other than 64 and 128). It is fed with the forward step's O and lse: the contract
+construction of the series. That is step 12 on a Hopper GPU and step 06 elsewhere (a later
+backward step once it is built), and step 00's materialized backward only when no other can do
+the problem (today: fp32, or a head dim other than 64 and 128). It is fed with the forward step's O and lse: the contract
 fixes what lse means, so any forward pairs with any backward. choose_backward() says which it is;
 backward_step=N picks one. Every call is queued on PyTorch's current CUDA stream of the inputs'
 device, and the workspace comes from PyTorch's caching allocator on that stream.
@@ -477,8 +477,8 @@ class FlashAttention(torch.autograd.Function if torch is not None else _NoTorchF
 
     Returns O (and lse when return_lse). Saves L, the lse, as (B, Nq) for 3-D inputs and
     (B, H, Nq) for 4-D ones, with q, k, v and O, for the backward: the forward step's own when it
-    has one that supports the problem, else the fastest built backward that does (step 12 on Hopper, 06 elsewhere;
-    step 00's only when no other can), or backward_step when given (see the module's doc)."""
+    has one that supports the problem, else the fastest built backward that does (step 12 on
+    Hopper, 06 elsewhere; step 00's only when no other can), or backward_step when given (see the module's doc)."""
 
     @staticmethod
     def forward(ctx, q, k, v, is_causal=False, scale=None, step=None, return_lse=False,
