@@ -478,7 +478,8 @@ class FlashAttention(torch.autograd.Function if torch is not None else _NoTorchF
     Returns O (and lse when return_lse). Saves L, the lse, as (B, Nq) for 3-D inputs and
     (B, H, Nq) for 4-D ones, with q, k, v and O, for the backward: the forward step's own when it
     has one that supports the problem, else the fastest built backward that does (step 12 on
-    Hopper, 06 elsewhere; step 00's only when no other can), or backward_step when given (see the module's doc)."""
+    Hopper, 06 elsewhere; step 00's only when no other can), or backward_step when given (see
+    the module's doc)."""
 
     @staticmethod
     def forward(ctx, q, k, v, is_causal=False, scale=None, step=None, return_lse=False,
