@@ -550,34 +550,42 @@ template <int D> __host__ __device__ constexpr int bwd_br() { return D == 64 ? 1
 constexpr int BWD_STAGES = 2;   /* the Q, dO, lse2, Di ring */
 constexpr int BWD_DQ_FLOATS = 64 * 64;   /* one warpgroup's dQ piece: 64 rows x 64 columns */
 
-/* One warp per padded query row: its Di and lse2 (the padding: 0 and +inf), and its D floats of
- * the dQ accumulator set to 0 (the workspace comes undefined). */
+/* D / 8 threads per padded query row, 8 features (16 bytes of dO and of O) each: Di and lse2
+ * (the padding: 0 and +inf), and the row's D floats of the dQ accumulator set to 0 (the
+ * workspace comes undefined). rows_pad * D / 8 is a multiple of 32: a warp's groups all exist. */
+template <int D>
 __global__ void __launch_bounds__(256)
 bwd_preprocess(const bf16 *__restrict__ dO, const bf16 *__restrict__ O,
                const float *__restrict__ lse, float *__restrict__ lse2, float *__restrict__ Di,
-               float *__restrict__ dq_acc, size_t rows_pad, int Nq, int Nq_pad, int D)
+               float *__restrict__ dq_acc, size_t rows_pad, int Nq, int Nq_pad)
 {
-    const size_t row = (size_t)blockIdx.x * 8 + threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
+    constexpr int TPR = D / 8;
+    const size_t row = ((size_t)blockIdx.x * 256 + threadIdx.x) / TPR;
+    const int e = threadIdx.x % TPR * 8;
     if (row >= rows_pad)
         return;
     const size_t bh = row / Nq_pad;
     const int q = (int)(row % Nq_pad);
-    for (int e = 4 * lane; e < D; e += 128)
-        *reinterpret_cast<float4 *>(dq_acc + row * D + e) = make_float4(0.f, 0.f, 0.f, 0.f);
-    float acc = 0.f;
+    float4 *acc = reinterpret_cast<float4 *>(dq_acc + row * D + e);
+    acc[0] = acc[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+    float sum = 0.f;
     if (q < Nq) {
-        const size_t src = (bh * Nq + q) * D;
-        for (int e = 2 * lane; e < D; e += 64) {
-            const float2 a = __bfloat1622float2(*(const __nv_bfloat162 *)(dO + src + e));
-            const float2 b = __bfloat1622float2(*(const __nv_bfloat162 *)(O + src + e));
-            acc += a.x * b.x + a.y * b.y;
+        const size_t src = (bh * Nq + q) * D + e;
+        const uint4 a = *reinterpret_cast<const uint4 *>(dO + src);
+        const uint4 b = *reinterpret_cast<const uint4 *>(O + src);
+        const uint32_t aw[4] = {a.x, a.y, a.z, a.w}, bw[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&aw[j]));
+            const float2 y = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&bw[j]));
+            sum += x.x * y.x + x.y * y.y;
         }
     }
-    for (int off = 16; off > 0; off >>= 1)
-        acc += __shfl_xor_sync(0xffffffffu, acc, off);
-    if (lane == 0) {
-        Di[row] = acc;
+#pragma unroll
+    for (int off = TPR / 2; off > 0; off >>= 1)
+        sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    if (e == 0) {
+        Di[row] = sum;
         lse2[row] = q < Nq ? lse[bh * Nq + q] * 1.4426950408889634f : INFINITY;
     }
 }
@@ -839,26 +847,41 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
     }
 }
 
-/* dQ = scale dq_acc, to bf16. dq_acc holds, per (head, block m of 64 query rows, piece of 64
- * columns), the 64 x 64 floats in the order bwd_main staged them: float4 x of consumer thread l
- * (warp w = l / 32, g = l % 32 / 4, t = l % 4) is rows 64m + 16w + g (+ 8), columns 8x + 2t, +1. */
+/* dQ = scale dq_acc, to bf16, one block per 64 x 64 piece. dq_acc holds, per (head, block m of
+ * 64 query rows, piece of 64 columns), the 64 x 64 floats in the order bwd_main staged them:
+ * float4 x of consumer thread l (warp w = l / 32, g = l % 32 / 4, t = l % 4) is rows
+ * 64m + 16w + g (+ 8), columns 8x + 2t, +1. The piece goes through shared memory to come out
+ * as whole rows: 16-byte stores, 128 bytes per row. */
 __global__ void __launch_bounds__(256)
-bwd_convert_dq(const float *__restrict__ acc, bf16 *__restrict__ dq, size_t n4, int n_qb, int Nq,
-               int D, float scale)
+bwd_convert_dq(const float *__restrict__ acc, bf16 *__restrict__ dq, int n_qb, int Nq, int D,
+               float scale)
 {
-    for (size_t i = (size_t)blockIdx.x * 256 + threadIdx.x; i < n4; i += (size_t)gridDim.x * 256) {
-        const float4 v = reinterpret_cast<const float4 *>(acc)[i];
-        const size_t piece = i / (BWD_DQ_FLOATS / 4), tile = piece / (D / 64);
-        const int x = (int)(i % (BWD_DQ_FLOATS / 4)) / WG, l = (int)(i % WG);
-        const int m = (int)(tile % n_qb), row = m * 64 + 16 * (l / 32) + l % 32 / 4;
-        const int col = (int)(piece % (D / 64)) * 64 + 8 * x + 2 * (l % 4);
-        bf16 *out = dq + tile / n_qb * Nq * D + col;
-        if (row < Nq)
-            *reinterpret_cast<uint32_t *>(out + (size_t)row * D) =
-                pack_bf16(v.x * scale, v.y * scale);
-        if (row + 8 < Nq)
-            *reinterpret_cast<uint32_t *>(out + (size_t)(row + 8) * D) =
-                pack_bf16(v.z * scale, v.w * scale);
+    constexpr int LD = 64 + 4;   /* padded row of the piece in shared memory, floats */
+    __shared__ float tile[64 * LD];
+    const size_t piece = blockIdx.x, t64 = piece / (D / 64);
+    const float4 *src = reinterpret_cast<const float4 *>(acc + piece * BWD_DQ_FLOATS);
+#pragma unroll
+    for (int k = 0; k < BWD_DQ_FLOATS / 4 / 256; k++) {
+        const int f = k * 256 + threadIdx.x, x = f / WG, l = f % WG;
+        const int row = 16 * (l / 32) + l % 32 / 4, col = 8 * x + 2 * (l % 4);
+        const float4 v = src[f];
+        *reinterpret_cast<float2 *>(&tile[row * LD + col]) = make_float2(v.x, v.y);
+        *reinterpret_cast<float2 *>(&tile[(row + 8) * LD + col]) = make_float2(v.z, v.w);
+    }
+    __syncthreads();
+    const int m = (int)(t64 % n_qb);
+    bf16 *out = dq + t64 / n_qb * Nq * D + (piece % (D / 64)) * 64;
+#pragma unroll
+    for (int k = 0; k < 2; k++) {   /* 64 rows x 8 chunks of 8 columns */
+        const int c = k * 256 + threadIdx.x, row = c / 8, col = 8 * (c % 8);
+        if (m * 64 + row >= Nq)
+            continue;
+        const float *r = &tile[row * LD + col];
+        const uint4 v = make_uint4(pack_bf16(r[0] * scale, r[1] * scale),
+                                   pack_bf16(r[2] * scale, r[3] * scale),
+                                   pack_bf16(r[4] * scale, r[5] * scale),
+                                   pack_bf16(r[6] * scale, r[7] * scale));
+        *reinterpret_cast<uint4 *>(out + (size_t)(m * 64 + row) * D + col) = v;
     }
 }
 
@@ -1094,8 +1117,8 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     float *Di = (float *)((char *)lse2 + align256(rows * 4));
 
     /* 1. Di, lse2, dq_acc = 0 */
-    bwd_preprocess<<<(unsigned)((rows + 7) / 8), 256, 0, stream>>>(
-        (const bf16 *)d_o, (const bf16 *)o, lse, lse2, Di, dq_acc, rows, p->seq_q, n_mt * Br, D);
+    bwd_preprocess<D><<<(unsigned)((rows * (D / 8) + 255) / 256), 256, 0, stream>>>(
+        (const bf16 *)d_o, (const bf16 *)o, lse, lse2, Di, dq_acc, rows, p->seq_q, n_mt * Br);
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
     /* 2. dK, dV; dS K into dq_acc. K, V, 2 stages of Q, dO; dS^T (two at D = 128); the two
@@ -1115,9 +1138,8 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
     /* 3. dQ = scale dq_acc, to bf16 */
-    const size_t n4 = rows * D / 4, blocks = (n4 + 255) / 256;
-    bwd_convert_dq<<<(unsigned)(blocks < (1u << 20) ? blocks : (1u << 20)), 256, 0, stream>>>(
-        dq_acc, (bf16 *)dq, n4, n_mt * (Br / 64), p->seq_q, D, p->scale);
+    bwd_convert_dq<<<(unsigned)(rows * D / BWD_DQ_FLOATS), 256, 0, stream>>>(
+        dq_acc, (bf16 *)dq, n_mt * (Br / 64), p->seq_q, D, p->scale);
     return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
 }
 
