@@ -520,8 +520,9 @@ def attention(q, k, v, causal=False, scale=None, step=None, return_lse=False, ba
     scale defaults to 1/sqrt(D). step=None takes the highest-numbered built step that fits this
     GPU and supports the problem (the fastest, by the construction of the series; see the module
     doc for the one exception), step=N or a name picks one. The backward is the forward step's
-    own if it has one for the problem, else the fastest built backward that supports it (step 06
-    today; step 00's materialized backward only when no other can); backward_step=N picks one.
+    own if it has one for the problem, else the fastest built backward that supports it (step 12
+    on Hopper, 06 elsewhere; step 00's materialized backward only when no other can);
+    backward_step=N picks one.
     Returns O, or (O, lse) with return_lse=True, lse float32 (B, H, Nq) ((B, Nq) for 3-D inputs,
     natural log)."""
     _need_torch()
