@@ -271,9 +271,9 @@ class FakeBackwardStep:
 
 def test_default_backward_is_the_fastest_that_can(monkeypatch):
     """Without a GPU (supports() is host code): a forward-only step is differentiated by the
-    highest-numbered built step whose backward fits the GPU and supports the problem (06 for
-    bf16 D = 64 or 128), step 00 only where none other can (fp32); a step with its own backward
-    uses it; a later backward step is picked up without a change to flash_steps."""
+    highest-numbered built step whose backward fits the GPU and supports the problem (bf16 D = 64
+    or 128: 12 on Hopper, 06 before), step 00 only where none other can (fp32); a step with its
+    own backward uses it; a later backward step is picked up without a change to flash_steps."""
     if not STEPS:
         pytest.skip("no steps built: run make")
     steps = [fs.load(n) for n in STEPS]
@@ -301,7 +301,9 @@ def test_default_backward_is_the_fastest_that_can(monkeypatch):
                     assert fs._backward_step(s, p, cc) is s, "%s does not use its own" % s.name
     if "06_backward" in STEPS:
         p = fs.Problem(4, 8, 1024, 1024, 128, 1, fs.ATTN_BF16, 128 ** -0.5)
-        assert fs._backward_step(fwd_only[-1], p, 90).name == "06_backward"
+        hopper = "12_backward_wgmma" if "12_backward_wgmma" in STEPS else "06_backward"
+        assert fs._backward_step(fwd_only[-1], p, 90).name == hopper
+        assert fs._backward_step(fwd_only[-1], p, 80).name == "06_backward"
         p.dtype = fs.ATTN_FP32
         assert fs._backward_step(fwd_only[0], p, 90).name == "00_materialized"
     # a later backward step is taken as soon as it is built (and only where it fits the GPU)
