@@ -7,6 +7,11 @@ time it takes away.
   nodq     no dS^T store, no dQ product, no staging, no add (the stage is released after dV, dK)
   nobar    D = 128: the barrier between the two warpgroups before dQ becomes each one's own
            (dQ then reads the other warpgroup's dS^T unsynchronized)
+  nofence  the staging's fence.proxy.async is left out (the bulk add may read stale staging)
+  nobar1   the staging's first barrier is left out (a thread may overwrite the staging while
+           the last add still reads it)
+  stage2   D = 128, a correct change: two staging buffers per warpgroup, alternating by tile, so
+           the add of tile i-1 only has to have read its buffer before tile i+1 (bulk_wait_read<1>)
 Usage: make_ablate.py MODE OUT.cu [IN.cu]"""
 import sys
 mode, out = sys.argv[1], sys.argv[2]
@@ -32,6 +37,31 @@ elif mode == "nobar":
     old = "            named_bar_sync(1, 2 * WG);   /* both halves of dS^T are in */"
     assert s.count(old) == 1
     s = s.replace(old, "            named_bar_sync(2 + wg, WG);")
+elif mode == "nofence":
+    old = """        fence_proxy_async_smem();
+        named_bar_sync(2 + wg, WG);
+        if (tid % WG == 0) {"""
+    assert s.count(old) == 1
+    s = s.replace(old, """        named_bar_sync(2 + wg, WG);
+        if (tid % WG == 0) {""")
+elif mode == "nobar1":
+    old = """        if (tid % WG == 0)
+            bulk_wait_read<0>();
+        named_bar_sync(2 + wg, WG);
+"""
+    assert s.count(old) == 1
+    s = s.replace(old, """        if (tid % WG == 0)
+            bulk_wait_read<0>();
+""")
+elif mode == "stage2":
+    for old, new in [
+        ("sL = sdQ + 2 * DQ,", "sL = sdQ + (SPLIT_N ? 4 : 2) * DQ,"),
+        ("        const uint32_t stage = sdQ + wg * DQ;\n        if (tid % WG == 0)\n            bulk_wait_read<0>();",
+         "        const uint32_t stage = sdQ + (SPLIT_N ? 2 * wg + i % 2 : wg) * DQ;\n        if (tid % WG == 0) {\n            if (SPLIT_N)\n                bulk_wait_read<1>();\n            else\n                bulk_wait_read<0>();\n        }"),
+        ("                            2 * (D == 128 ? 1 : Br / 64) * BWD_DQ_FLOATS * 4 +",
+         "                            (D == 128 ? 4 : 2 * Br / 64) * BWD_DQ_FLOATS * 4 +")]:
+        assert s.count(old) == 1, old
+        s = s.replace(old, new)
 else:
     sys.exit("unknown mode " + mode)
 open(out, "w").write(s)
