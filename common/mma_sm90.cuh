@@ -97,16 +97,6 @@ __device__ __forceinline__ void fence_proxy_async_smem()
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
-/* The same ordering one way only: generic-proxy writes to this block's shared memory before the
- * async proxy's later reads of it (a release; PTX ISA 8.6, sm_90). The two-way fence above also
- * orders the async proxy's earlier accesses against later generic ones, which costs: measured 6 to
- * 8 % of step 12's backward at D = 128 where it stood before every dQ bulk add. */
-__device__ __forceinline__ void fence_proxy_async_release_smem()
-{
-    asm volatile("fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster;\n" :::
-                     "memory");
-}
-
 /* wgmma_bf16<N>::ss(d, a, b, acc): d[64 x N] = (acc ? d : 0) + A B, A (64 x 16) and B (16 x N)
  * from shared memory through descriptors, both K-major (A rows and B columns have K contiguous).
  * wgmma_bf16<N>::ss_mn(d, a, b, acc): the same with both MN-major (imm-trans-a = imm-trans-b = 1:

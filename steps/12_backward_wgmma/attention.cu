@@ -756,7 +756,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
                 *reinterpret_cast<uint32_t *>(at(ds_buf + j / 8 * DS_ATOM +
                                                  sw128_offset(key[a] - k0, j % 8) + 4 * t)) =
                     dsa[2 * j + a];
-        fence_proxy_async_release_smem();
+        fence_proxy_async_smem();
         if (SPLIT_N)
             named_bar_sync(1, 2 * WG);   /* both halves of dS^T are in */
         else
@@ -816,7 +816,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
                 *reinterpret_cast<float4 *>(at(stage + h * BWD_DQ_FLOATS * 4 +
                                                (x * WG + tid % WG) * 16)) =
                     make_float4(dq[h][4 * x], dq[h][4 * x + 1], dq[h][4 * x + 2], dq[h][4 * x + 3]);
-        fence_proxy_async_release_smem();
+        fence_proxy_async_smem();
         named_bar_sync(2 + wg, WG);
         if (tid % WG == 0) {
             /* pieces of 64 query rows: SPLIT_N, columns 64wg.. of rows 64m..; else all columns of
