@@ -344,6 +344,16 @@ __device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_
                  : "memory");
 }
 
+/* stmatrix .x4, ldmatrix_x4's inverse: four 8 x 8 bf16 matrices to shared memory in one
+ * instruction. Thread l holds in r[k] the pair (row l / 4, columns 2 (l % 4), +1) of matrix k (an
+ * mma accumulator's layout) and gives the address of row l % 8 of matrix l / 8 (16 bytes). */
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, const uint32_t (&r)[4])
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+                 "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+                 : "memory");
+}
+
 /* cp.reduce.async.bulk .add.f32: global[i] += shared[i] for `bytes` contiguous bytes of fp32, done
  * by the memory system (L2) as one bulk operation: what a block adds into a tensor that other
  * blocks add into too (the backward's dQ), without a thread issuing an atomic per element. The

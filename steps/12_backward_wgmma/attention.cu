@@ -22,7 +22,9 @@
  * Tiles: 128 keys x 64 query rows at D = 128 (dK and dV hold 128 fp32 registers per thread);
  * 128 x 128 at D = 64 (twice the work per tile for the same waits and barriers). At D = 128
  * the two warpgroups split dQ's columns (64 each, over all 128 keys: a barrier between them);
- * at D = 64 each takes all columns over its own keys, and both pieces are added.
+ * at D = 64 each takes all columns over its own keys, and both pieces are added. At D = 128 a
+ * tile issues its products in the order S^T, dP^T, dV, dQ, dK (FlashAttention-3's): dQ's
+ * staging then runs while the tensor cores do dK. At D = 64 that order measured slower.
  *
  * Prediction (H200, bf16, N = 4096, D = 128): per (key tile, query tile), 5 products of
  * 2 x 128 x 64 x 128 = 10.5 MFLOP, ~2.6k clocks of tensor time at ~4k FLOP/clock/SM, against
@@ -736,26 +738,42 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
             dsa[x] = pack_bf16(dp[2 * x], dp[2 * x + 1]);
         }
 
-        /* dV += P^T dO, dK += dS^T Q: A from registers, dO and Q as MN-major B (one group) */
+        /* dV += P^T dO, dK += dS^T Q: A from registers, dO and Q as MN-major B (one group; at
+         * D = 128 dK comes after dQ, below) */
         reg_fence(dv);
         reg_fence(dk);
         reg_fence(pa);
         reg_fence(dsa);
         wgmma_fence();
         issue_pv<D, Br>(dv, pa, do_st);
-        issue_pv<D, Br>(dk, dsa, q_st);
+        if (!SPLIT_N)
+            issue_pv<D, Br>(dk, dsa, q_st);
         wgmma_commit();
 
         /* dS^T to shared memory, [key][query] in the 128-byte swizzle: dsa[2j + a] is the pair
-         * (key[a], queries 8j + 2t, +1), 4 bytes at chunk j % 8 of row key[a] - k0 of atom j / 8. */
+         * (key[a], queries 8j + 2t, +1), 4 bytes at chunk j % 8 of row key[a] - k0 of atom j / 8.
+         * At D = 128 by stmatrix, four 8 x 8 pieces per instruction: dsa[4x .. 4x + 3] are the
+         * pieces (j, a) = (2x, 0), (2x, 1), (2x + 1, 0), (2x + 1, 1), and lane gives the row
+         * lane % 8 of piece lane / 8 (16 bytes, one swizzle chunk). At D = 64 it measured slower
+         * than the plain stores. */
         const uint32_t ds_buf = sdS + (i % DS_BUFS) * DS;
+        if (SPLIT_N) {
 #pragma unroll
-        for (int j = 0; j < Br / 8; j++)
+            for (int x = 0; x < Br / 16; x++) {
+                const int j = 2 * x + lane / 16;
+                const uint32_t r = 64 * wg + 16 * warp + 8 * (lane / 8 % 2) + lane % 8;
+                const uint32_t four[4] = {dsa[4 * x], dsa[4 * x + 1], dsa[4 * x + 2], dsa[4 * x + 3]};
+                stmatrix_x4(ds_buf + j / 8 * DS_ATOM + sw128_offset(r, j % 8), four);
+            }
+        } else {
 #pragma unroll
-            for (int a = 0; a < 2; a++)
-                *reinterpret_cast<uint32_t *>(at(ds_buf + j / 8 * DS_ATOM +
-                                                 sw128_offset(key[a] - k0, j % 8) + 4 * t)) =
-                    dsa[2 * j + a];
+            for (int j = 0; j < Br / 8; j++)
+#pragma unroll
+                for (int a = 0; a < 2; a++)
+                    *reinterpret_cast<uint32_t *>(at(ds_buf + j / 8 * DS_ATOM +
+                                                     sw128_offset(key[a] - k0, j % 8) + 4 * t)) =
+                        dsa[2 * j + a];
+        }
         fence_proxy_async_smem();
         if (SPLIT_N)
             named_bar_sync(1, 2 * WG);   /* both halves of dS^T are in */
@@ -788,15 +806,26 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         }
         wgmma_commit();
 
-        /* dV, dK done: the stage's Q, dO, lse2 and Di go back to the producer. Every thread
-         * arrives, not one per warp as in the forward: each has read lse2 and Di with plain loads,
-         * and its own arrival (a release) is what orders those reads before the producer's next
-         * bulk copy into the stage. */
-        wgmma_wait<1>();
-        reg_fence(dv);
-        reg_fence(dk);
-        mbar_arrive(empty + 8 * st);
-        wgmma_wait<0>();
+        /* Once dV and dK are done, the stage's Q, dO, lse2 and Di go back to the producer. Every
+         * thread arrives, not one per warp as in the forward: each has read lse2 and Di with plain
+         * loads, and its own arrival (a release) is what orders those reads before the producer's
+         * next bulk copy into the stage. At D = 128 dK is issued last, so that the tensor cores
+         * run it while this warpgroup stages dQ (below); dS^T's registers, which it reads, stay
+         * untouched until it is done. */
+        if (SPLIT_N) {
+            reg_fence(dk);
+            wgmma_fence();
+            issue_pv<D, Br>(dk, dsa, q_st);
+            wgmma_commit();
+            wgmma_wait<1>();   /* dV, dQ */
+            reg_fence(dv);
+        } else {
+            wgmma_wait<1>();   /* dV, dK */
+            reg_fence(dv);
+            reg_fence(dk);
+            mbar_arrive(empty + 8 * st);
+            wgmma_wait<0>();   /* dQ */
+        }
 #pragma unroll
         for (int h = 0; h < PIECES; h++)
             reg_fence(dq[h]);
@@ -825,6 +854,12 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
                                          : (size_t)bh * n_qb + (size_t)m * PIECES;
             bulk_reduce_add_f32(dq_acc + piece * BWD_DQ_FLOATS, stage, DQ);
             bulk_commit();
+        }
+        if (SPLIT_N) {
+            wgmma_wait<0>();   /* dK */
+            reg_fence(dk);
+            reg_fence(dsa);
+            mbar_arrive(empty + 8 * st);
         }
     }
     if (tid % WG == 0)
