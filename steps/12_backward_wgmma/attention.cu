@@ -593,9 +593,11 @@ bwd_preprocess(const bf16 *__restrict__ dO, const bf16 *__restrict__ O,
 }
 
 /* grid: ceil(Nk / 128) * B*H blocks, one per (key tile, head): not causal, the key tiles of a
- * head side by side (they share its Q and dO in L2); causal, key tile 0 of every head first (the
- * longest: it sees every query tile). block: consumer warpgroups 0, 1 (keys 0-63, 64-127 of the
- * tile) + the producer warpgroup 2. Q, dO: tensor maps with 64-row boxes; K, V: 128-row boxes.
+ * head side by side (they share its Q, dO and dQ accumulator in L2); causal, the heads in
+ * sections of hps (bwd_heads_per_section; step 11's forward has sections too), and in a section
+ * key tile 0 of every head first (the longest: it sees every query tile), then key tile 1, ...
+ * block: consumer warpgroups 0, 1 (keys 0-63, 64-127 of the tile) + the producer warpgroup 2.
+ * Q, dO: tensor maps with 64-row boxes; K, V: 128-row boxes.
  * lse2, Di: [B*H, Nq_pad] fp32; dq_acc: per (head, query tile) D/64 pieces of 64 x 64 fp32 in
  * fragment order (below). dK, dV: [B, H, Nk, D] bf16. */
 template <int D>
@@ -604,7 +606,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
          const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
          const float *__restrict__ lse2, const float *__restrict__ Di, float *__restrict__ dq_acc,
          bf16 *__restrict__ dK, bf16 *__restrict__ dV, int bh_count, int Nq, int Nk, float c,
-         float scale, int causal)
+         float scale, int causal, int hps)
 {
     constexpr int Bc = BWD_BC, Br = bwd_br<D>();
     /* dQ = dS K [Br x D] per query tile: at D = 128 (Br = 64) warpgroup w takes columns 64w..
@@ -631,8 +633,13 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
     const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
     const int g = lane / 4, t = lane % 4;
     const int n_kt = (Nk + Bc - 1) / Bc, n_mt = (Nq + Br - 1) / Br, n_qb = n_mt * (Br / 64);
-    const int kt = causal ? (int)(blockIdx.x / bh_count) : (int)(blockIdx.x % n_kt);
-    const int bh = causal ? (int)(blockIdx.x % bh_count) : (int)(blockIdx.x / n_kt);
+    int kt = (int)(blockIdx.x % n_kt), bh = (int)(blockIdx.x / n_kt);
+    if (causal) {   /* section sec of hps heads (the last one may have fewer: h) */
+        const int per = hps * n_kt, sec = (int)(blockIdx.x / per), r = (int)(blockIdx.x % per);
+        const int h = min(hps, bh_count - sec * hps);
+        kt = r / h;
+        bh = sec * hps + r % h;
+    }
     const int k0 = kt * Bc;
     /* causal (top-left): query rows < k0 see none of these keys */
     const int m_begin = causal ? min(k0 / Br, n_mt) : 0, n_iter = n_mt - m_begin;
@@ -1128,6 +1135,29 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
                : launch<128, Tiles<128>::Bc_full, true>(p, q, k, v, o, lse, workspace, stream);
 }
 
+/* Causal: how many heads a section of blocks takes. Key tile 0 of every head first is the order
+ * that ends well (the longest blocks start first, the last ones are short), but with every head
+ * in flight their Q, dO and dQ accumulators do not fit in L2 together (N = 16384, 32 heads:
+ * 512 MB). Sections of a few heads keep fewer in flight; the price is that a section's long
+ * blocks start only when the section does, so a late section's may end after everything else.
+ * With n sections the last one starts near (1 - 1/n) of the time and its longest block takes
+ * n_mt tiles of the W each SM does in all: n < W / n_mt keeps it inside; one less than the
+ * largest such n leaves a margin. N = 4096 (B*H = 32, D = 128, 132 SMs): n_mt = 64 query tiles,
+ * W = 256, 3 sections of 11 heads; N = 16384: n_mt = 256, W = 4003, 11 sections of 3 heads. */
+static attn_status bwd_heads_per_section(int *hps, int bh, int n_kt, int n_mt, int Br)
+{
+    int dev, sms;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return ATTN_ERR_CUDA;
+    long long tiles = 0;   /* (key tile, query tile) pairs of one head */
+    for (int kt = 0; kt < n_kt; kt++)
+        tiles += n_mt - (kt * BWD_BC / Br < n_mt ? kt * BWD_BC / Br : n_mt);
+    const long long n = tiles * bh / ((long long)sms * n_mt) - 1;
+    *hps = n > 1 ? (int)((bh + n - 1) / n) : bh;
+    return ATTN_OK;
+}
+
 template <int D>
 static attn_status bwd_launch(const attn_problem *p, const void *q, const void *k, const void *v,
                               const void *o, const float *lse, const void *d_o, void *dq,
@@ -1163,13 +1193,16 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
                             (D == 128 ? 2 : 1) * (Br / 64) * BWD_BC * 128 +
                             2 * (D == 128 ? 1 : Br / 64) * BWD_DQ_FLOATS * 4 +
                             2 * BWD_STAGES * Br * 4 + 8 * (1 + 2 * BWD_STAGES) + 1024;
+    int hps = bh;
+    if (p->causal && bwd_heads_per_section(&hps, bh, n_kt, n_mt, Br) != ATTN_OK)
+        return ATTN_ERR_CUDA;
     auto kernel = bwd_main<D>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
         cudaSuccess)
         return ATTN_ERR_CUDA;
     kernel<<<(unsigned)((size_t)n_kt * bh), 3 * WG, smem, stream>>>(
         tmQ, tmK, tmV, tmdO, lse2, Di, dq_acc, (bf16 *)dk, (bf16 *)dv, bh, p->seq_q, p->seq_k,
-        p->scale * 1.4426950408889634f, p->scale, p->causal);
+        p->scale * 1.4426950408889634f, p->scale, p->causal, hps);
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
     /* 3. dQ = scale dq_acc, to bf16 */
