@@ -644,6 +644,42 @@ Test(gpu, top_step_two_problems_on_two_streams, .timeout = 600)
     }
 }
 
+/* Step 12's backward launches causal blocks in sections of heads (bwd_heads_per_section): the
+ * grid's shapes have a few heads and make one section, in which the order is the plain one (key
+ * tile 0 of every head first). These have many heads and make two, three and four sections on an
+ * H200's 132 SMs (as many or more on a GPU with fewer), with ragged Nq and Nk in the last one: every
+ * gradient against the reference (step 00 in fp32: long cases), outputs poisoned first. */
+Test(gpu, step12_causal_sections_of_heads, .timeout = 300)
+{
+    need_gpu();
+    const attn_step *s = step("12");
+    const char *why = NULL;
+    if (!attn_gpu_fits(s, gpu_cc(), &why))
+        cr_skip_test("%s does not run on this GPU: %s", s->name, why ? why : "");
+    check_set_gpu_reference(step("00"));
+    const attn_problem probs[] = {{1, 140, 600, 600, 64, 1, ATTN_BF16, 0.125f},
+                                  {2, 70, 1000, 1000, 128, 1, ATTN_BF16, 0.0884f},
+                                  {4, 64, 700, 500, 128, 1, ATTN_BF16, 0.0884f}};
+    const uint64_t seed = (uint64_t)time(NULL);
+    for (size_t i = 0; i < sizeof probs / sizeof probs[0]; i++) {
+        char what[64];
+        fmt_shape(&probs[i], what, sizeof what);
+        check_case c;
+        check_result r;
+        cr_assert(case_prepare(&c, &probs[i], INPUT_NORMAL, seed + i, 1), "%s: out of memory", what);
+        cr_assert(!c.skip_why, "%s: %s", what, c.skip_why);
+        cr_assert(case_run(&c, s, 1, 0, &r), "%s: the harness failed", what);
+        if (r.v != V_PASS)
+            check_print_failure(stderr, &c, &r, s->name, 1);
+        cr_expect(r.v == V_PASS, "%s backward, causal %s (seed %llu): %s%s%s", s->name, what,
+                  (unsigned long long)(seed + i), verdict_name(r.v), r.why ? ": " : "",
+                  r.why ? r.why : "");
+        cr_log_info("%s backward, causal %s: dQ %.2e, dK %.2e, dV %.2e against step 00", s->name,
+                    what, r.t[0].err.rel_l2, r.t[1].err.rel_l2, r.t[2].err.rel_l2);
+        case_free(&c);
+    }
+}
+
 /* ------------------------------------------------------------------------- the skips */
 
 /* Criterion's synthesis counts no skipped test ("Tested: 0 | Passing: 0" on a machine without a
