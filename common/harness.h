@@ -79,6 +79,15 @@ typedef enum { REF_EXACT = 0, REF_FP32_OPERANDS, REF_BF16_OPERANDS } ref_precisi
 void ref_backward(const attn_problem *p, const float *q, const float *k, const float *v,
                   const float *o, const float *lse, const float *d_o, ref_precision operands,
                   double *dq, double *dk, double *dv);
+/* The spread that D = rowsum(dO * O) and dP, each an fp32 dot product of D terms, legitimately
+ * put into a GPU backward's dS: P_ij (dP_ij - D_i) cancels when row i's softmax is nearly one-hot
+ * (dP of its top key ~ D_i), so a few ulps of either are the whole of that dS. Per element, 3
+ * standard deviations of the fp32 rounding of dP_ij - D_i (each summed term by term), carried into
+ * dQ and dK and added in squares over the rows and keys (independent signs): dq2 and dk2 get the
+ * squares, [B*H, Nq, D] and [B*H, Nk, D]. dV does not depend on dS. check.c's grad_floor uses it. */
+void ref_backward_spread(const attn_problem *p, const float *q, const float *k, const float *v,
+                         const float *o, const float *lse, const float *d_o, double *dq2,
+                         double *dk2);
 /* The exact backward on selected rows: dQ of query rows q_rows[bh * nq_rows + r] ([B*H, nq_rows,
  * D]) and dK, dV of key rows k_rows[bh * nk_rows + r] ([B*H, nk_rows, D]); the very numbers of
  * ref_backward(..., REF_EXACT, ...) there. Cost per head: Nq * D (the D_i), 3 Nk * D per query

@@ -189,6 +189,47 @@ void ref_backward(const attn_problem *p, const float *q, const float *k, const f
     }
 }
 
+/* The standard deviation of the rounding error of a . b summed in fp32, one term after another:
+ * each addition rounds by up to u |partial sum| (u = 2^-24), uniformly, so its variance is
+ * u^2 partial^2 / 3. The partial sums are exact here. */
+static double fp32_dot_sd(const float *a, const float *b, int d)
+{
+    double s = 0.0, v = 0.0;
+    for (int e = 0; e < d; e++) {
+        s += (double)a[e] * (double)b[e];
+        v += s * s;
+    }
+    return 0x1p-24 * sqrt(v / 3.0);
+}
+
+void ref_backward_spread(const attn_problem *p, const float *q, const float *k, const float *v,
+                         const float *o, const float *lse, const float *d_o, double *dq2,
+                         double *dk2)
+{
+    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
+    const size_t bhn = (size_t)p->batch * p->heads;
+    memset(dq2, 0, bhn * nq * d * sizeof(double));
+    memset(dk2, 0, bhn * nk * d * sizeof(double));
+    for (size_t bh = 0; bh < bhn; bh++) {
+        const float *kh = k + bh * nk * d, *vh = v + bh * nk * d;
+        for (int i = 0; i < nq; i++) {
+            const size_t row = bh * nq + i;
+            const float *qi = q + row * d, *doi = d_o + row * d;
+            const double sd_di = fp32_dot_sd(doi, o + row * d, d);
+            for (int j = 0; j < visible_keys(p, i); j++) {
+                const float *kj = kh + (size_t)j * d;
+                const double pij = exp(p->scale * dot(qi, kj, d) - lse[row]);
+                const double sd_dp = fp32_dot_sd(doi, vh + (size_t)j * d, d);
+                const double e = p->scale * pij * 3.0 * sqrt(sd_dp * sd_dp + sd_di * sd_di);
+                for (int x = 0; x < d; x++) {
+                    dq2[row * d + x] += e * kj[x] * e * kj[x];
+                    dk2[(bh * nk + j) * d + x] += e * qi[x] * e * qi[x];
+                }
+            }
+        }
+    }
+}
+
 void ref_backward_rows(const attn_problem *p, const float *q, const float *k, const float *v,
                        const float *o, const float *lse, const float *d_o, const int *q_rows,
                        int nq_rows, const int *k_rows, int nk_rows, double *dq, double *dk,
