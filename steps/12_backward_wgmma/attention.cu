@@ -707,13 +707,22 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         wgmma_commit();
 
         /* P^T = 2^(S^T c - lse2) while dP^T still runs; s[4j + 2a + b] is key[a], query
-         * q0 + 8j + 2t + b. Causal: only a tile with a key after one of its queries masks. */
+         * q0 + 8j + 2t + b. Causal: only a tile with a key after one of its queries masks.
+         * At D = 128 lse2's first two pairs are read before the wait, so the first exponents
+         * need not wait for shared memory after it (all eight pairs cost spills; D = 64 has
+         * no registers to spare). */
+        float2 l01[2];
+        if (SPLIT_N) {
+            l01[0] = *reinterpret_cast<const float2 *>(L + 2 * t);
+            l01[1] = *reinterpret_cast<const float2 *>(L + 8 + 2 * t);
+        }
         wgmma_wait<1>();
         reg_fence(s);
         const bool mask = causal && q0 < kw0 + 63;
 #pragma unroll
         for (int j = 0; j < Br / 8; j++) {
-            const float2 l = *reinterpret_cast<const float2 *>(L + 8 * j + 2 * t);
+            const float2 l = SPLIT_N && j < 2 ? l01[j & 1]
+                                              : *reinterpret_cast<const float2 *>(L + 8 * j + 2 * t);
 #pragma unroll
             for (int a = 0; a < 2; a++) {
                 const int q = q0 + 8 * j + 2 * t;
