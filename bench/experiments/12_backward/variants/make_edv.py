@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""Prepared for the next device call, not yet measured. Step 12 (ee2eca7) at D = 128 with dV
+"""Call 17 (5.1-6.2 % slower at D = 128; spills 12 -> 48 bytes). Step 12 (ee2eca7) at D = 128 with dV
 issued as soon as P^T is packed, before the wait for dP^T: dS^T's arithmetic then runs while the
 tensor cores do dV, where in the step they wait for it (both warpgroups compute dS^T at once,
 between dP^T's end and dV's issue). Groups at D = 128: S^T, dP^T, dV (wait<1>: S^T, dP^T done),
