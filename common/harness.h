@@ -83,7 +83,8 @@ void ref_backward(const attn_problem *p, const float *q, const float *k, const f
  * put into a GPU backward's dS: P_ij (dP_ij - D_i) cancels when row i's softmax is nearly one-hot
  * (dP of its top key ~ D_i), so a few ulps of either are the whole of that dS. Per element, 3
  * standard deviations of the fp32 rounding of dP_ij - D_i (each summed term by term), carried into
- * dQ and dK and added in squares over the rows and keys (independent signs): dq2 and dk2 get the
+ * dQ and dK and added in squares over the rows and keys, as if independent (D_i's part is shared by
+ * a row's keys, but where the spread matters the row is one-hot: one key): dq2 and dk2 get the
  * squares, [B*H, Nq, D] and [B*H, Nk, D]. dV does not depend on dS. check.c's grad_floor uses it. */
 void ref_backward_spread(const attn_problem *p, const float *q, const float *k, const float *v,
                          const float *o, const float *lse, const float *d_o, double *dq2,
