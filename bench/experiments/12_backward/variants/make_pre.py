@@ -5,6 +5,9 @@ scoreboard, 4.3 % of all warp samples, 9 % over the exponent's loads), because t
 issued only once wgmma.wait returns. 'pre': both arrays of Br / 8 float2 before their waits;
 'pre1': only lse2 (Di's wait is shorter); 'pre0': only lse2's first two float2. D = 128 only (at D = 64, Br = 128, the arrays
 took spills from 24 to 132 bytes). Applied to step 12 at ee2eca7.
+ptxas (-Xptxas -v, the step's flags) on bwd_main<128>: spill stores 12 bytes in the step, 44 in
+pre, 28 in pre1, 4 in pre0. Call 18: pre and pre1 2.8-4.1 % slower than the mean of the step's two
+runs, pre0 1.1-1.8 % faster; pre0 became the step (5597c2a).
 Usage: make_pre.py pre|pre1|pre0 OUT.cu [IN.cu]"""
 import sys
 kind, out = sys.argv[1], sys.argv[2]
