@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# compute-sanitizer's memcheck, racecheck and synccheck on each given step, on a few small shapes
-# that exercise every edge of the tiles (ragged Nq and Nk, Nq != Nk both ways, causal, N = 1),
-# forward and, where the step has one, backward. The whole check grid under racecheck would take
-# hours; these shapes reach every code path of the kernels (first, interior, diagonal and ragged
-# tiles) in seconds. The top forward step (the last one `attn list` shows) also gets the shapes
-# that reach its scheduler's paths on an H200 (132 SMs; common/check.c's grid says which shape
-# reaches what), each small: racecheck is slow. Exit status 1 if any tool reports an error.
+# compute-sanitizer's memcheck, racecheck and synccheck on each given step (every step: no
+# arguments), on a few small shapes that exercise every edge of the tiles (ragged Nq and Nk, Nq !=
+# Nk both ways, Nk a multiple of no tile, causal, N = 1), forward and, where the step has one,
+# backward. The whole check grid under racecheck would take hours; these shapes reach every code
+# path of the kernels (first, interior, diagonal and ragged tiles) in seconds. The persistent
+# forward (step 11, and every later step, which carries its kernel) also gets the shapes that reach
+# its scheduler's paths on an H200 (132 SMs; common/check.c's grid says which shape reaches what),
+# each small: racecheck is slow. TOOLS="memcheck racecheck" runs only those tools (so that several
+# copies can share the work). Exit status 1 if any tool reports an error.
 #   bench/sanitize.sh 03 04 05 > sanitize.txt
+#   bench/sanitize.sh > sanitize.txt       # every step
 set -uo pipefail
 cd "$(dirname "$0")/.."
 cs=${CUDA:-/usr/local/cuda}/bin/compute-sanitizer
@@ -23,16 +26,17 @@ top_shapes=(
     "1,133,1,3000,128 --causal"   # causal: 133 heads in 5 sections of 27, the last short
     "1,64,64,1400,128 --causal"   # causal: 64 heads of 64-row tiles in 2 sections of 32
 )
-top=$(build/attn list 2>/dev/null | awk '$1 ~ /^[0-9][0-9]_/ { t = substr($1, 1, 2) } END { print t }')
+all=($(build/attn list 2>/dev/null | awk '$1 ~ /^[0-9][0-9]_/ { print substr($1, 1, 2) }'))
+[ $# -gt 0 ] || set -- "${all[@]}"
 status=0
 for s in "$@"; do
     s=$(printf '%02d' "$((10#$s))")
     list=("${shapes[@]}")
-    [ "$s" = "$top" ] && list+=("${top_shapes[@]}")
+    [ "$((10#$s))" -ge 11 ] && list+=("${top_shapes[@]}")
     passes=("")
     build/attn list | awk -v s="$s" '$1 ~ "^" s "_" && /fwd\+bwd/ { f = 1 } END { exit !f }' &&
         passes=("" --backward)
-    for tool in memcheck racecheck synccheck; do
+    for tool in ${TOOLS:-memcheck racecheck synccheck}; do
         for shape in "${list[@]}"; do
             for pass in "${passes[@]}"; do
                 out=$("$cs" --tool "$tool" --error-exitcode 99 build/attn run --step "$s" \

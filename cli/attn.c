@@ -22,12 +22,13 @@ static const char list_usage[] =
     "  every step: the dtypes and head dims its supports() accepts (D probed from 1 to 1024),\n"
     "  forward or forward and backward, the GPUs it runs on, and the idea it adds\n";
 static const char check_usage[] =
-    "usage: attn check [--step S]... [--steps S,S,...] [--csv FILE] [--seed N]\n"
+    "usage: attn check [--step S]... [--steps S,S,...] [--inputs M] [--csv FILE] [--seed N]\n"
     "  every step (or those named) on the shape grid against the fp64 reference: fp32 and bf16,\n"
-    "  causal and not, normal/large/late inputs, forward and backward; one line per case\n"
+    "  causal and not, normal/large/late/far inputs, forward and backward; one line per case\n"
     "  (PASS, FAIL, XFAIL, XPASS or SKIP) and a summary\n"
     "  --step S         only this step (repeatable)\n"
     "  --steps S,S,...  only these steps\n"
+    "  --inputs M       only these inputs: normal, large, late or far (default: all four)\n"
     "  --csv FILE       also one CSV row per output tensor\n"
     "  --seed N         seed of the random inputs (default: the time; failures print theirs)\n";
 static const char run_usage[] =
@@ -39,7 +40,8 @@ static const char run_usage[] =
     "                             problem, else fp32\n"
     "  --causal                   query i sees keys j <= i\n"
     "  --backward                 time the backward (dQ, dK, dV) instead of the forward\n"
-    "  --inputs normal|large|late the inputs of the checked run (default normal)\n"
+    "  --inputs normal|large|late|far  the inputs of the checked run (default normal); far:\n"
+    "                             each row's scores all far below or far above zero\n"
     "  --seed N                   seed of the random inputs (default: the time)\n"
     "  --reps N                   timed runs (default: about 200 ms worth, 3 to 30)\n";
 static const char info_usage[] = "usage: attn info\n  the GPU as key=value lines\n";
@@ -256,14 +258,24 @@ static int cmd_info(int argc, char **argv)
 
 /* ------------------------------------------------------------------------------- check */
 
+/* "normal", "large", "late" or "far" -> its input_mode, else -1 */
+static int parse_input_mode(const char *s)
+{
+    for (int m = INPUT_NORMAL; m <= INPUT_FAR; m++)
+        if (strcmp(s, input_mode_name((input_mode)m)) == 0)
+            return m;
+    return -1;
+}
+
 static int cmd_check(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"step", required_argument, NULL, 's'}, {"steps", required_argument, NULL, 'S'},
         {"csv", required_argument, NULL, 'c'},  {"seed", required_argument, NULL, 'e'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0}};
+        {"inputs", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     const char *specs[MAX_STEPS];
-    int nspecs = 0, c;
+    int nspecs = 0, c, mode = -1;
     const char *csv_path = NULL;
     uint64_t seed = (uint64_t)time(NULL);
     while ((c = cli_getopt(argc, argv, "h", opts, "check")) != -1) {
@@ -275,6 +287,10 @@ static int cmd_check(int argc, char **argv)
             break;
         case 'c':
             csv_path = optarg;
+            break;
+        case 'i':
+            if ((mode = parse_input_mode(optarg)) < 0)
+                return cli_fail("check", "--inputs is normal, large, late or far, not '%s'", optarg);
             break;
         case 'e':
             if (!parse_u64(optarg, &seed))
@@ -310,7 +326,7 @@ static int cmd_check(int argc, char **argv)
         return cli_fail("check", "cannot write %s", csv_path);
     check_totals tot;
     check_set_gpu_reference(steps_find(all, nall, "00"));   /* for the long cases */
-    const int ok = check_run_all(sel, nsel, -1, seed, stdout, csv, &tot);
+    const int ok = check_run_all(sel, nsel, mode, seed, stdout, csv, &tot);
     if (csv)
         fclose(csv);
     if (!ok)
@@ -375,14 +391,9 @@ static int cmd_run(int argc, char **argv)
             backward = 1;
             break;
         case 'i':
-            if (strcmp(optarg, "normal") == 0)
-                mode = INPUT_NORMAL;
-            else if (strcmp(optarg, "large") == 0)
-                mode = INPUT_LARGE;
-            else if (strcmp(optarg, "late") == 0)
-                mode = INPUT_LATE;
-            else
-                return cli_fail("run", "--inputs is normal, large or late, not '%s'", optarg);
+            if (parse_input_mode(optarg) < 0)
+                return cli_fail("run", "--inputs is normal, large, late or far, not '%s'", optarg);
+            mode = (input_mode)parse_input_mode(optarg);
             break;
         case 'e':
             if (!parse_u64(optarg, &seed))

@@ -21,7 +21,7 @@
 uint16_t attn_f32_to_bf16(float x);   /* round to nearest even; NaN stays NaN */
 float attn_bf16_to_f32(uint16_t h);   /* exact */
 
-typedef enum { INPUT_NORMAL = 0, INPUT_LARGE, INPUT_LATE } input_mode;
+typedef enum { INPUT_NORMAL = 0, INPUT_LARGE, INPUT_LATE, INPUT_FAR } input_mode;
 const char *input_mode_name(input_mode m);
 
 /* Host copies of the inputs, stored as float but holding exactly the values the GPU sees
@@ -36,7 +36,10 @@ typedef struct {
 /* NORMAL: offset Gaussian data (means not zero).
  * LARGE:  q and k scaled so the scaled scores reach about +-50.
  * LATE:   keys ramp up along the sequence and the last 16 keys get a bump, so each row's
- *         maximum score sits in its last key tile and the running max moves on every tile. */
+ *         maximum score sits in its last key tile and the running max moves on every tile.
+ * FAR:    each row's scores all sit far from zero, about -200 ... -100 on even rows and +100 ...
+ *         +200 on odd ones (lse from about -200 to +200): a masked or padded key that leaks in
+ *         weighs exp(0 - lse), e^200 on the rows below zero. tensor.c says how. */
 int inputs_make(host_inputs *in, const attn_problem *p, input_mode mode, uint64_t seed);
 /* Fast uniform data (unit variance, offset means) for the benchmark's large shapes. */
 int inputs_make_fast(host_inputs *in, const attn_problem *p, uint64_t seed);
@@ -54,9 +57,17 @@ int dev_download(float *dst, const void *src, size_t n, attn_dtype t);
 int dev_poison(void *ptr, size_t bytes);
 
 /* ---------------------------------------------------------------- reference.c */
+/* How a model of a GPU kernel holds its intermediate values (ref_forward_scores, ref_backward). */
+typedef enum { REF_EXACT = 0, REF_FP32_OPERANDS, REF_BF16_OPERANDS } ref_precision;
 /* Direct fp64 reference: S = scale * Q K^T, causal mask, P = softmax(S), O = P V, lse. */
 void ref_forward(const attn_problem *p, const float *q, const float *k, const float *v,
                  double *o, double *lse);
+/* The same with each score held as a GPU holds it (REF_FP32_OPERANDS: an fp32 dot product, scaled
+ * in fp32), the rest exact: an fp32 score's absolute error grows with |s| (eps |s|), and that is a
+ * relative error of each probability, so scores far from zero cost any fp32 kernel this much.
+ * check.c's forward floor uses it. */
+void ref_forward_scores(const attn_problem *p, const float *q, const float *k, const float *v,
+                        ref_precision scores, double *o, double *lse);
 /* The forward of selected query rows only: row rows[bh * nrows + r] of batch-head bh (b*H + h),
  * for r < nrows; o is [B*H, nrows, D], lse [B*H, nrows]. The very numbers ref_forward gives on
  * those rows, for a cost of nrows * Nk * D per head: the reference of shapes too long for the
@@ -75,7 +86,6 @@ void ref_forward_tiled(const attn_problem *p, const float *q, const float *k, co
  * REF_FP32_OPERANDS round S, P, dP, D and dS to that precision where a GPU backward must hold
  * them (as stored values or as operands of the next product): the error that costs is the floor
  * any step of that precision can reach on these inputs. */
-typedef enum { REF_EXACT = 0, REF_FP32_OPERANDS, REF_BF16_OPERANDS } ref_precision;
 void ref_backward(const attn_problem *p, const float *q, const float *k, const float *v,
                   const float *o, const float *lse, const float *d_o, ref_precision operands,
                   double *dq, double *dk, double *dv);
@@ -238,10 +248,13 @@ typedef struct {
     double *o, *lse;                  /* forward reference */
     float *bwd_o, *bwd_lse;           /* what the backward receives: o rounded to the dtype, lse */
     double *dq, *dk, *dv;             /* backward reference from those; NULL without backward */
+    double o_floor;                   /* O: twice the error that fp32 scores alone cost on
+                                         these inputs; check.c */
     double grad_floor[3];             /* dQ, dK, dV: twice the error that operands of the
                                          dtype's precision alone cost on these inputs; check.c */
     int gpu_reference;                /* 1: a long case, its reference is step 00 in fp32 */
     const char *skip_why;             /* set when the case has no usable reference */
+    const char *bwd_skip_why;         /* set when its backward has no usable bound */
 } check_case;
 int case_prepare(check_case *c, const attn_problem *p, input_mode mode, uint64_t seed,
                  int with_backward);

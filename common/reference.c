@@ -21,101 +21,6 @@ static double dot(const float *a, const float *b, int d)
     return s;
 }
 
-/* Scaled scores of row i of one head into s[0..n), n = visible keys; returns the max. */
-static double row_scores(const attn_problem *p, const float *qi, const float *k, double *s, int n)
-{
-    double m = -INFINITY;
-    for (int j = 0; j < n; j++) {
-        s[j] = (double)p->scale * dot(qi, k + (size_t)j * p->head_dim, p->head_dim);
-        if (s[j] > m)
-            m = s[j];
-    }
-    return m;
-}
-
-/* Row i of one head (kh, vh: its keys and values): oi[0..d) and *lse_i. s: Nk scratch doubles. */
-static void forward_row(const attn_problem *p, const float *qi, const float *kh, const float *vh,
-                        int i, double *s, double *oi, double *lse_i)
-{
-    const int d = p->head_dim, n = visible_keys(p, i);
-    const double m = row_scores(p, qi, kh, s, n);
-    double l = 0.0;
-    for (int j = 0; j < n; j++)
-        l += (s[j] = exp(s[j] - m));   /* s now holds the unnormalised P */
-    for (int e = 0; e < d; e++)
-        oi[e] = 0.0;
-    for (int j = 0; j < n; j++)
-        for (int e = 0; e < d; e++)
-            oi[e] += s[j] * vh[(size_t)j * d + e];
-    for (int e = 0; e < d; e++)
-        oi[e] /= l;
-    *lse_i = m + log(l);
-}
-
-void ref_forward(const attn_problem *p, const float *q, const float *k, const float *v,
-                 double *o, double *lse)
-{
-    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
-    double *s = malloc((size_t)nk * sizeof(double));
-    for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++)
-        for (int i = 0; i < nq; i++)
-            forward_row(p, q + (bh * nq + i) * d, k + bh * nk * d, v + bh * nk * d, i, s,
-                        o + (bh * nq + i) * d, lse + bh * nq + i);
-    free(s);
-}
-
-void ref_forward_rows(const attn_problem *p, const float *q, const float *k, const float *v,
-                      const int *rows, int nrows, double *o, double *lse)
-{
-    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
-    double *s = malloc((size_t)nk * sizeof(double));
-    for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++)
-        for (int r = 0; r < nrows; r++) {
-            const int i = rows[bh * nrows + r];
-            forward_row(p, q + (bh * nq + i) * d, k + bh * nk * d, v + bh * nk * d, i, s,
-                        o + (bh * nrows + r) * d, lse + bh * nrows + r);
-        }
-    free(s);
-}
-
-void ref_forward_tiled(const attn_problem *p, const float *q, const float *k, const float *v,
-                       int tile, double *o, double *lse)
-{
-    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
-    double *s = malloc((size_t)tile * sizeof(double));
-    for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++) {
-        const float *kh = k + bh * nk * d, *vh = v + bh * nk * d;
-        for (int i = 0; i < nq; i++) {
-            const int n = visible_keys(p, i);
-            const float *qi = q + (bh * nq + i) * d;
-            double *acc = o + (bh * nq + i) * d;
-            double m = -INFINITY, l = 0.0;             /* running max and sum */
-            for (int e = 0; e < d; e++)
-                acc[e] = 0.0;
-            for (int j0 = 0; j0 < n; j0 += tile) {
-                const int t = n - j0 < tile ? n - j0 : tile;
-                double m_tile = row_scores(p, qi, kh + (size_t)j0 * d, s, t);
-                double m_new = m > m_tile ? m : m_tile;
-                double alpha = exp(m - m_new);         /* rescales what was summed so far */
-                l *= alpha;
-                for (int e = 0; e < d; e++)
-                    acc[e] *= alpha;
-                for (int j = 0; j < t; j++) {
-                    double pj = exp(s[j] - m_new);
-                    l += pj;
-                    for (int e = 0; e < d; e++)
-                        acc[e] += pj * vh[(size_t)(j0 + j) * d + e];
-                }
-                m = m_new;
-            }
-            for (int e = 0; e < d; e++)
-                acc[e] /= l;                           /* normalise once, at the end */
-            lse[bh * nq + i] = m + log(l);
-        }
-    }
-    free(s);
-}
-
 /* x rounded as an operand of the given precision, or x itself. */
 static double operand(double x, ref_precision t)
 {
@@ -140,6 +45,109 @@ static double dot_as(const float *a, const float *b, int d, ref_precision t)
     for (int e = 0; e < d; e++)
         s = fmaf(a[e], b[e], s);
     return s;
+}
+
+/* Scaled scores of row i of one head into s[0..n), n = visible keys; returns the max. Exact, or
+ * (REF_FP32_OPERANDS) each score an fp32 dot product, scaled in fp32, as a GPU holds it. */
+static double row_scores(const attn_problem *p, const float *qi, const float *k, double *s, int n,
+                         ref_precision t)
+{
+    double m = -INFINITY;
+    for (int j = 0; j < n; j++) {
+        s[j] = held((double)p->scale * dot_as(qi, k + (size_t)j * p->head_dim, p->head_dim, t), t);
+        if (s[j] > m)
+            m = s[j];
+    }
+    return m;
+}
+
+/* Row i of one head (kh, vh: its keys and values): oi[0..d) and *lse_i. s: Nk scratch doubles. */
+static void forward_row(const attn_problem *p, const float *qi, const float *kh, const float *vh,
+                        int i, double *s, double *oi, double *lse_i, ref_precision t)
+{
+    const int d = p->head_dim, n = visible_keys(p, i);
+    const double m = row_scores(p, qi, kh, s, n, t);
+    double l = 0.0;
+    for (int j = 0; j < n; j++)
+        l += (s[j] = exp(s[j] - m));   /* s now holds the unnormalised P */
+    for (int e = 0; e < d; e++)
+        oi[e] = 0.0;
+    for (int j = 0; j < n; j++)
+        for (int e = 0; e < d; e++)
+            oi[e] += s[j] * vh[(size_t)j * d + e];
+    for (int e = 0; e < d; e++)
+        oi[e] /= l;
+    *lse_i = m + log(l);
+}
+
+void ref_forward(const attn_problem *p, const float *q, const float *k, const float *v,
+                 double *o, double *lse)
+{
+    ref_forward_scores(p, q, k, v, REF_EXACT, o, lse);
+}
+
+void ref_forward_scores(const attn_problem *p, const float *q, const float *k, const float *v,
+                        ref_precision scores, double *o, double *lse)
+{
+    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
+    double *s = malloc((size_t)nk * sizeof(double));
+    for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++)
+        for (int i = 0; i < nq; i++)
+            forward_row(p, q + (bh * nq + i) * d, k + bh * nk * d, v + bh * nk * d, i, s,
+                        o + (bh * nq + i) * d, lse + bh * nq + i, scores);
+    free(s);
+}
+
+void ref_forward_rows(const attn_problem *p, const float *q, const float *k, const float *v,
+                      const int *rows, int nrows, double *o, double *lse)
+{
+    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
+    double *s = malloc((size_t)nk * sizeof(double));
+    for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++)
+        for (int r = 0; r < nrows; r++) {
+            const int i = rows[bh * nrows + r];
+            forward_row(p, q + (bh * nq + i) * d, k + bh * nk * d, v + bh * nk * d, i, s,
+                        o + (bh * nrows + r) * d, lse + bh * nrows + r, REF_EXACT);
+        }
+    free(s);
+}
+
+void ref_forward_tiled(const attn_problem *p, const float *q, const float *k, const float *v,
+                       int tile, double *o, double *lse)
+{
+    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
+    double *s = malloc((size_t)tile * sizeof(double));
+    for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++) {
+        const float *kh = k + bh * nk * d, *vh = v + bh * nk * d;
+        for (int i = 0; i < nq; i++) {
+            const int n = visible_keys(p, i);
+            const float *qi = q + (bh * nq + i) * d;
+            double *acc = o + (bh * nq + i) * d;
+            double m = -INFINITY, l = 0.0;             /* running max and sum */
+            for (int e = 0; e < d; e++)
+                acc[e] = 0.0;
+            for (int j0 = 0; j0 < n; j0 += tile) {
+                const int t = n - j0 < tile ? n - j0 : tile;
+                double m_tile = row_scores(p, qi, kh + (size_t)j0 * d, s, t, REF_EXACT);
+                double m_new = m > m_tile ? m : m_tile;
+                double alpha = exp(m - m_new);         /* rescales what was summed so far */
+                l *= alpha;
+                for (int e = 0; e < d; e++)
+                    acc[e] *= alpha;
+                for (int j = 0; j < t; j++) {
+                    double pj = exp(s[j] - m_new);
+                    l += pj;
+                    for (int e = 0; e < d; e++)
+                        acc[e] += pj * vh[(size_t)(j0 + j) * d + e];
+                }
+                m = m_new;
+            }
+            for (int e = 0; e < d; e++)
+                acc[e] /= l;                           /* normalise once, at the end */
+            lse[bh * nq + i] = m + log(l);
+        }
+    }
+    free(s);
 }
 
 /* P_ij and dS_ij of query row i (qi, its dO doi, D_i = di, lse_i) and key j (kj, vj). */

@@ -8,6 +8,7 @@
 #ifndef ATTN_STEP_CUH
 #define ATTN_STEP_CUH
 
+#include <stdio.h>
 #include <cuda_runtime.h>
 #include "attention.h"
 
@@ -70,21 +71,34 @@ static inline int step_device_cc(void)
 
 /* How a step reaches a CUDA driver API function (say cuTensorMapEncodeTiled, for TMA) without
  * linking -lcuda: ask the runtime for the entry point at run time. The .so then loads on a
- * machine with no driver (CI), and the lookup fails cleanly (NULL) only when it is called there.
+ * machine with no driver (CI), and the lookup fails cleanly only when it is called there.
+ *     static void *encode_cache;   // one per function the step uses
  *     typedef CUresult (*encode_fn)(CUtensorMap *, ...);   // from <cudaTypedefs.h>
- *     encode_fn f = (encode_fn)step_driver_fn("cuTensorMapEncodeTiled", 12000);
+ *     encode_fn f = (encode_fn)step_driver_fn(&encode_cache, "cuTensorMapEncodeTiled", 12000);
  *     if (!f) return ATTN_ERR_CUDA;
- * cuda_version is the driver API version whose signature the caller expects (12000 = 12.0). */
-static inline void *step_driver_fn(const char *symbol, unsigned int cuda_version)
+ * cuda_version is the driver API version whose signature the caller expects (12000 = 12.0).
+ * A found entry point is kept in *cache for the process's life; a failed lookup is not: it says
+ * why on stderr, returns NULL, and the next call asks again (a driver loaded later, a transient
+ * failure), so every call that cannot proceed says so. */
+static inline void *step_driver_fn(void **cache, const char *symbol, unsigned int cuda_version)
 {
-    void *fn = NULL;
-    cudaDriverEntryPointQueryResult found;
-    if (cudaGetDriverEntryPointByVersion(symbol, &fn, cuda_version, cudaEnableDefault, &found) !=
-            cudaSuccess ||
-        found != cudaDriverEntryPointSuccess) {
+    void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+    if (fn)
+        return fn;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    const cudaError_t e =
+        cudaGetDriverEntryPointByVersion(symbol, &fn, cuda_version, cudaEnableDefault, &found);
+    if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || !fn) {
         cudaGetLastError();
+        fprintf(stderr, "attn step: the CUDA driver function %s (API %u) is unavailable: %s\n",
+                symbol, cuda_version,
+                e != cudaSuccess ? cudaGetErrorString(e)
+                : found == cudaDriverEntryPointVersionNotSufficent
+                    ? "the driver is older than that API version"
+                    : "the driver does not export it");
         return NULL;
     }
+    __atomic_store_n(cache, fn, __ATOMIC_RELEASE);
     return fn;
 }
 

@@ -29,6 +29,7 @@ const char *input_mode_name(input_mode m)
     case INPUT_NORMAL: return "normal";
     case INPUT_LARGE: return "large";
     case INPUT_LATE: return "late";
+    case INPUT_FAR: return "far";
     }
     return "?";
 }
@@ -101,6 +102,38 @@ static void inputs_round(host_inputs *in)
     round_to_dtype(in->d_o, in->n_q, in->p.dtype);
 }
 
+/* FAR: every key is the common vector -A (all features) plus noise, and query row i is c_i (all
+ * features) plus noise, so row i's scores all sit near mu_i = -A c_i D scale: c_i is chosen so that
+ * |mu_i| runs from 100 to 200 over a head's rows, below zero on even rows and above on odd ones
+ * (lse from about -200 to +200). The keys' noise sets the spread of a row's scores around mu_i
+ * (scale |c_i| sd sqrt(D), about 2 at |mu_i| = 150), so the softmax is neither one-hot nor flat.
+ * A key scored 0 instead of masked (a padded key past Nk) weighs exp(0 - lse) against these: e^200
+ * on the rows below zero, which overflows fp32. The constant part of K cancels in dQ_i = scale
+ * sum_j dS_ij k_j (sum_j dS_ij = 0), so dQ is ill-conditioned here for every implementation:
+ * check.c's gradient floor models what rounding dS to bf16 costs on these very inputs. */
+static void far_from_zero(host_inputs *in, uint64_t seed)
+{
+    const attn_problem *p = &in->p;
+    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
+    const double A = 4.0, ds = fabs((double)p->scale) * d;   /* mu = -A c ds */
+    const double sd_k = ds > 0 ? 2.0 * A * sqrt((double)d) / 150.0 : 0.1;
+    uint64_t s = seed ^ 0x5555;
+    for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++) {
+        for (int j = 0; j < nk; j++) {
+            float *row = in->k + (bh * nk + j) * d;
+            for (int e = 0; e < d; e++)
+                row[e] = (float)(-A + sd_k * (2.0 * next_unit(&s) - 1.0) * 1.7320508);
+        }
+        for (int i = 0; i < nq; i++) {
+            const double mu = 100.0 + 100.0 * next_unit(&s);   /* |mu_i| */
+            const double c = ds > 0 ? (i % 2 ? -mu : mu) / (A * ds) : 1.0;
+            float *row = in->q + (bh * nq + i) * d;
+            for (int e = 0; e < d; e++)
+                row[e] = (float)(c + 0.02 * fabs(c) * (2.0 * next_unit(&s) - 1.0) * 1.7320508);
+        }
+    }
+}
+
 int inputs_make(host_inputs *in, const attn_problem *p, input_mode mode, uint64_t seed)
 {
     if (!inputs_alloc(in, p))
@@ -129,6 +162,8 @@ int inputs_make(host_inputs *in, const attn_problem *p, input_mode mode, uint64_
                     row[e] += c;
             }
     }
+    if (mode == INPUT_FAR)
+        far_from_zero(in, seed);
     inputs_round(in);
     return 1;
 }

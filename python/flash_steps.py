@@ -19,13 +19,17 @@ and a tensor whose data_ptr() % 16 != 0 (a view such as buf[1:].view(B, H, N, D)
 fresh, aligned one before the step sees it; the same for the gradient dO. This door copies rather
 than refuses: the copy costs one read and one write of that tensor, and never changes the result.
 
-Which step runs (step=None): the highest-numbered built step whose compute-capability bounds
-(cc_min, cc_max) fit this GPU, whose supports() accepts the problem, and that has no known bug on
-it. Each step of the series adds one idea meant to make it faster than the steps before, so the
-highest-numbered step that can do the problem is taken to be the fastest; the measurements are in
-the README's table. One exception is known: 01 and 02, the scalar lessons, are slower than 00's
-cuBLAS products, so on a build with only 00-02 pass step=0 for speed. Override with step=N, a
-name ("02_ragged_mask"), or a Step from load(); available() lists what is built.
+Which step runs (step=None): the fastest built step that can do the problem, by this rule. The
+candidates are the built steps whose compute-capability bounds (cc_min, cc_max) fit this GPU, whose
+supports() accepts the problem, and that have no known bug on it. Each step of the series adds one
+idea meant to make it faster than the steps before, so the highest-numbered candidate is taken,
+with one exception: 01 and 02, the scalar lessons, are slower than 00's cuBLAS products (02 took
+476 us where 00 took 63 at fp32 1024 x 4096 x 64 on an H200, bench/results/h200/single_head.csv),
+so when the choice falls to them (fp32, or a head dim the tensor-core steps do not take), step 00 is
+taken instead if it can do the problem and its workspace (the N x N scores, forward or backward,
+whichever is larger) fits in the GPU's free memory; else the lesson runs, since it needs none. The
+measurements are in the README's table. Override with step=N, a name ("02_ragged_mask"), or a Step from load(); available() lists
+what is built.
 
 Which backward runs (backward_step=None): the step's own when it has one that supports the
 problem (06 has one; 00 too, so step=0 stays the materialized baseline both ways). For a
@@ -336,6 +340,25 @@ def choose_backward(q, k, v, causal=False, scale=None, step=None):
     return _backward_step(s, p, _device_cc(q4.device))
 
 
+_SCALAR_LESSONS = ("01_", "02_")   # slower than step 00's cuBLAS products (see the module's doc)
+
+
+def _materialized_if_it_fits(p, device, cc):
+    """Step 00 when it is built, runs here, takes p both ways and its workspace fits in the free
+    memory of device; else None."""
+    names = [n for n in available() if n.startswith("00_")]
+    if not names:
+        return None
+    s = load(names[0])
+    if not s.fits(cc)[0] or s.supports(p, False)[0] != ATTN_OK or s.known_bug(p):
+        return None
+    need = s.workspace_bytes(p, False)
+    if s.supports(p, True)[0] == ATTN_OK:
+        need = max(need, s.workspace_bytes(p, True))
+    free, _ = torch.cuda.mem_get_info(device)
+    return s if need <= free else None
+
+
 def _choose(p, device):
     cc = _device_cc(device)
     reasons = []
@@ -347,6 +370,8 @@ def _choose(p, device):
             if st == ATTN_OK:
                 why = s.known_bug(p)
                 if why is None:
+                    if name.startswith(_SCALAR_LESSONS):
+                        return _materialized_if_it_fits(p, device, cc) or s
                     return s
                 why = "known bug: " + why
         reasons.append("%s: %s" % (name, why))

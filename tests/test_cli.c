@@ -171,10 +171,11 @@ Test(cli_values, bad_shape_dtype_inputs_reps_seed)
     rejects("run --step 02 --shape 1,1,8,8", "attn run: ", "bad shape '1,1,8,8'");
     rejects("run --step 02 --shape 1,0,8,8,8", "attn run: ", "H must be a whole number >= 1");
     rejects("run --step 02 --shape 1,1,8,8,8 --dtype fp16", "attn run: ", "unknown dtype 'fp16'");
-    rejects("run --step 02 --shape 1,1,8,8,8 --inputs huge", "attn run: ", "--inputs is normal, large or late");
+    rejects("run --step 02 --shape 1,1,8,8,8 --inputs huge", "attn run: ", "--inputs is normal, large, late or far");
     rejects("run --step 02 --shape 1,1,8,8,8 --reps 0", "attn run: ", "--reps takes a whole number");
     rejects("run --step 02 --shape 1,1,8,8,8 --seed -1", "attn run: ", "--seed takes a whole number");
     rejects("check --seed x", "attn check: ", "--seed takes a whole number");
+    rejects("check --inputs huge", "attn check: ", "--inputs is normal, large, late or far");
     rejects("bench --sweep standard --reps x", "attn bench: ", "--reps takes a whole number");
     rejects("bench --sweep standard --dtype fp32", "attn bench: ", "--dtype is attn run's");
     rejects("run --step 02 --shape 1,1,8,8,8 --dtype bf16x", "attn run: ", "unknown dtype 'bf16x'");

@@ -422,6 +422,71 @@ Test(inputs, offset_and_large_and_late)
     inputs_free(&in);
 }
 
+/* far: every row's scores sit far from zero, below on even rows and above on odd ones, lse from
+ * about -200 to +200 at every head dim; a row's scores spread by a few units, so its softmax is
+ * neither one-hot nor flat */
+Test(inputs, far_from_zero)
+{
+    const int dims[] = {1, 32, 64, 128, 256};
+    for (size_t x = 0; x < sizeof dims / sizeof dims[0]; x++) {
+        attn_problem p = problem(1, 2, 40, 70, dims[x], 0);
+        p.dtype = ATTN_BF16;
+        host_inputs in;
+        cr_assert(inputs_make(&in, &p, INPUT_FAR, 5 + x));
+        double *o = malloc(in.n_q * sizeof(double)), *lse = malloc(in.n_lse * sizeof(double));
+        ref_forward(&p, in.q, in.k, in.v, o, lse);
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t r = 0; r < in.n_lse; r++) {
+            const int below = r % 40 % 2 == 0;
+            cr_expect(below ? lse[r] < -90 : lse[r] > 90, "D %d row %zu: lse %.1f", dims[x], r, lse[r]);
+            lo = fmin(lo, lse[r]);
+            hi = fmax(hi, lse[r]);
+            /* the weight of the row's largest probability: neither one-hot nor flat */
+            const float *qi = in.q + r * p.head_dim, *kh = in.k + r / 40 * 70 * p.head_dim;
+            double pmax = 0;
+            for (int j = 0; j < 70; j++) {
+                double s = 0;
+                for (int e = 0; e < p.head_dim; e++)
+                    s += (double)qi[e] * kh[j * p.head_dim + e];
+                pmax = fmax(pmax, exp(s * p.scale - lse[r]));
+            }
+            cr_expect(pmax > 1.5 / 70 && pmax < 0.9, "D %d row %zu: largest P %.3f", dims[x], r, pmax);
+        }
+        cr_expect(lo < -170 && lo > -260 && hi > 170 && hi < 260, "D %d: lse from %.1f to %.1f",
+                  dims[x], lo, hi);
+        free(o), free(lse);
+        inputs_free(&in);
+    }
+}
+
+/* On far inputs dQ is ill-conditioned (the constant part of K cancels in sum_j dS_ij k_j), for any
+ * bf16 kernel: a kernel-like backward lands over the fixed bound on D = 1 and within the case's
+ * gradient floor everywhere, which models exactly that (dS rounded to bf16) */
+Test(reference, the_gradient_floor_covers_far_rows)
+{
+    const int shapes[][5] = {{1, 2, 100, 100, 64}, {1, 2, 129, 200, 64}, {1, 1, 100, 100, 128},
+                             {1, 2, 33, 48, 1}};
+    for (size_t x = 0; x < sizeof shapes / sizeof shapes[0]; x++) {
+        attn_problem p = problem(shapes[x][0], shapes[x][1], shapes[x][2], shapes[x][3],
+                                 shapes[x][4], x % 2);
+        p.dtype = ATTN_BF16;
+        check_case c;
+        cr_assert(case_prepare(&c, &p, INPUT_FAR, 77 + x, 1));
+        float *dq = malloc(c.in.n_q * sizeof(float)), *dk = malloc(c.in.n_kv * sizeof(float));
+        kernel_like_backward(&c, dq, dk);
+        const double eq = attn_compare(c.dq, dq, c.in.n_q).rel_l2;
+        const double ek = attn_compare(c.dk, dk, c.in.n_kv).rel_l2;
+        const double bq = fmax(check_bound(ATTN_BF16, "dQ"), c.grad_floor[0]);
+        const double bk = fmax(check_bound(ATTN_BF16, "dK"), c.grad_floor[1]);
+        cr_expect(eq < bq && ek < bk, "shape %zu: kernel-like dQ %.3e (bound %.3e) dK %.3e (bound %.3e)",
+                  x, eq, bq, ek, bk);
+        if (shapes[x][4] == 1)
+            cr_expect(eq > check_bound(ATTN_BF16, "dQ"), "D = 1: dQ %.3e, expected ill-conditioned", eq);
+        free(dq), free(dk);
+        case_free(&c);
+    }
+}
+
 Test(inputs, bf16_inputs_are_bf16_values)
 {
     attn_problem p = problem(1, 2, 10, 10, 16, 0);

@@ -194,6 +194,7 @@ static void grid(input_mode mode)
 Test(gpu, grid_normal_inputs, .timeout = 600) { grid(INPUT_NORMAL); }
 Test(gpu, grid_large_scores, .timeout = 600) { grid(INPUT_LARGE); }
 Test(gpu, grid_late_maximum, .timeout = 600) { grid(INPUT_LATE); }
+Test(gpu, grid_far_from_zero, .timeout = 600) { grid(INPUT_FAR); }
 
 /* ----------------------------------------------------------------- step 01's bug, and 02's fix */
 

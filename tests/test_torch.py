@@ -579,12 +579,15 @@ def test_default_step_is_highest_that_can():
             with pytest.raises(ValueError, match="no built step can do"):
                 fs.choose(q, k, v, causal)
             continue
-        assert fs.choose(q, k, v, causal).name == can[-1]
+        want = can[-1]
+        if want.startswith(("01_", "02_")) and "00_materialized" in can:
+            want = "00_materialized"   # the scalar lessons give way to cuBLAS where it fits
+        assert fs.choose(q, k, v, causal).name == want
         o = fs.attention(q, k, v, causal=causal)
         o_ref, _, _ = reference(q, k, v, causal, 1.0 / math.sqrt(D))
         ok, msg = within_rule("O", o, math_attention(q, k, v, causal, 1.0 / math.sqrt(D))[0],
                               o_ref, dt)
-        assert ok, "default step %s: %s" % (can[-1], msg)
+        assert ok, "default step %s: %s" % (want, msg)
 
 
 @needs_gpu

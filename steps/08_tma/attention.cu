@@ -419,6 +419,8 @@ static size_t workspace_bytes(const attn_problem *p, int backward)
  * out of bounds and come back as zeros (a 2-D map over B*H*N rows would hand the next head's
  * first rows instead). Box: 64 features (128 bytes) x `rows` rows x 1 head, 128-byte swizzle,
  * which is step 07's smem layout, atom by atom. */
+static void *encode_cache;   /* cuTensorMapEncodeTiled, once step_driver_fn finds it */
+
 static attn_status make_map(PFN_cuTensorMapEncodeTiled_v12000 encode, CUtensorMap *map,
                             const void *ptr, int bh, int n, int d, int rows)
 {
@@ -438,9 +440,9 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
                           void *o, float *lse, cudaStream_t stream)
 {
     constexpr int NWG = Tiles<D>::NWG, Bc = Tiles<D>::Bc, Br = 64 * NWG;
-    /* The driver's encoder, reached through the runtime (no -lcuda); looked up once. */
-    static const auto encode =
-        (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn("cuTensorMapEncodeTiled", 12000);
+    /* The driver's encoder, reached through the runtime (no -lcuda), kept once found */
+    const auto encode = (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn(
+        &encode_cache, "cuTensorMapEncodeTiled", 12000);
     if (!encode)
         return ATTN_ERR_CUDA;
     const int bh = p->batch * p->heads;

@@ -486,12 +486,18 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             mine[D / 8 * NT] = make_float4(m[0], m[1], l[0], l[1]);
             __threadfence();   /* my partial is visible before my count */
             __syncwarp();
+            /* Lane 0 counts the warp in and, with its fence after the atomic, acquires what the
+             * other piece's warp released before its count; the warp barrier then orders lanes
+             * 1-31 after lane 0's acquire (a shuffle alone carries the value, not the ordering:
+             * under the PTX memory model their reads of the partial need the barrier). */
             unsigned first = 0;
-            if (lane == 0)
+            if (lane == 0) {
                 first = atomicAdd(count, 1u) == 0;
+                __threadfence();   /* the other partial, counted in before mine, is visible */
+            }
+            __syncwarp();
             if (__shfl_sync(0xffffffffu, first, 0))
                 continue;   /* the other piece will finish these rows */
-            __threadfence();   /* the other partial, counted in before mine, is visible */
             const float4 ml = __ldcg(theirs + D / 8 * NT);
             const float m_o[2] = {ml.x, ml.y}, l_o[2] = {ml.z, ml.w};
             float a_me[2], a_o[2];
@@ -598,6 +604,8 @@ static size_t workspace_bytes(const attn_problem *p, int backward)
  * out of bounds and come back as zeros (a 2-D map over B*H*N rows would hand the next head's
  * first rows instead). Box: 64 features (128 bytes) x `rows` rows x 1 head, 128-byte swizzle,
  * which is step 07's smem layout, atom by atom. */
+static void *encode_cache;   /* cuTensorMapEncodeTiled, once step_driver_fn finds it */
+
 static attn_status make_map(PFN_cuTensorMapEncodeTiled_v12000 encode, CUtensorMap *map,
                             const void *ptr, int bh, int n, int d, int rows)
 {
@@ -617,9 +625,9 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
                           void *o, float *lse, void *ws, cudaStream_t stream)
 {
     constexpr int NWG = Tiles<D>::NWG, Br = 64 * NWG;
-    /* The driver's encoder, reached through the runtime (no -lcuda); looked up once. */
-    static const auto encode =
-        (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn("cuTensorMapEncodeTiled", 12000);
+    /* The driver's encoder, reached through the runtime (no -lcuda), kept once found */
+    const auto encode = (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn(
+        &encode_cache, "cuTensorMapEncodeTiled", 12000);
     if (!encode)
         return ATTN_ERR_CUDA;
     const int bh = p->batch * p->heads;

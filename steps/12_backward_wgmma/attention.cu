@@ -492,12 +492,18 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             mine[D / 8 * NT] = make_float4(m[0], m[1], l[0], l[1]);
             __threadfence();   /* my partial is visible before my count */
             __syncwarp();
+            /* Lane 0 counts the warp in and, with its fence after the atomic, acquires what the
+             * other piece's warp released before its count; the warp barrier then orders lanes
+             * 1-31 after lane 0's acquire (a shuffle alone carries the value, not the ordering:
+             * under the PTX memory model their reads of the partial need the barrier). */
             unsigned first = 0;
-            if (lane == 0)
+            if (lane == 0) {
                 first = atomicAdd(count, 1u) == 0;
+                __threadfence();   /* the other partial, counted in before mine, is visible */
+            }
+            __syncwarp();
             if (__shfl_sync(0xffffffffu, first, 0))
                 continue;   /* the other piece will finish these rows */
-            __threadfence();   /* the other partial, counted in before mine, is visible */
             const float4 ml = __ldcg(theirs + D / 8 * NT);
             const float m_o[2] = {ml.x, ml.y}, l_o[2] = {ml.z, ml.w};
             float a_me[2], a_o[2];
@@ -551,6 +557,38 @@ constexpr int BWD_BC = 128;     /* keys per block: two consumer warpgroups of 64
 template <int D> __host__ __device__ constexpr int bwd_br() { return D == 64 ? 128 : 64; }
 constexpr int BWD_STAGES = 2;   /* the Q, dO, lse2, Di ring */
 constexpr int BWD_DQ_FLOATS = 64 * 64;   /* one warpgroup's dQ piece: 64 rows x 64 columns */
+
+/* bwd_main's shared memory, one layout for the kernel and for the launch that sizes it: byte
+ * offsets from the base (aligned to 1024 bytes, a swizzle line, by the kernel), and BYTES, what the
+ * launch asks for, 1 KB of room for that alignment included.
+ *   K, V      the block's 128 keys, [Bc][D] in 64-column atoms (TMA, once)
+ *   Q, dO     BWD_STAGES stages of [Br][D] (the producer's ring)
+ *   dS        dS^T [128 keys][Br queries] bf16, Br / 64 atoms of 64 queries; two buffers at
+ *             D = 128, where both warpgroups read it (the other may still read the last one)
+ *   dQ        the two warpgroups' dQ staging, fp32 (PIECES pieces of 64 x 64 each)
+ *   L, Di     BWD_STAGES stages of Br floats of lse2 and Di (bulk copies beside Q and dO)
+ *   bar_kv, full, empty   the mbarriers: K/V arrived; a stage full; a stage free */
+template <int D> struct BwdSmem {
+    static constexpr int Br = bwd_br<D>();
+    static constexpr bool SPLIT_N = D == 128;   /* bwd_main says what the split is */
+    static constexpr int PIECES = SPLIT_N ? 1 : Br / 64, DS_BUFS = SPLIT_N ? 2 : 1;
+    static constexpr uint32_t KV = tile_bytes<D>(BWD_BC), QT = tile_bytes<D>(Br);
+    static constexpr uint32_t DS_ATOM = BWD_BC * 128, DS = Br / 64 * DS_ATOM;
+    static constexpr uint32_t DQ = PIECES * BWD_DQ_FLOATS * 4;   /* one warpgroup's pieces */
+    static constexpr uint32_t K = 0, V = K + KV, Q = V + KV, dO = Q + BWD_STAGES * QT,
+                              dS = dO + BWD_STAGES * QT, dQ = dS + DS_BUFS * DS,
+                              L = dQ + 2 * DQ, Di = L + BWD_STAGES * Br * 4,
+                              bar_kv = Di + BWD_STAGES * Br * 4, full = bar_kv + 8,
+                              empty = full + 8 * BWD_STAGES, END = empty + 8 * BWD_STAGES;
+    static constexpr size_t BYTES = END + 1024;
+};
+static_assert(BwdSmem<64>::BYTES <= 227 * 1024 && BwdSmem<128>::BYTES <= 227 * 1024,
+              "bwd_main's shared memory exceeds the 227 KB a Hopper block may have");
+static_assert(BwdSmem<64>::dS % 1024 == 0 && BwdSmem<128>::dS % 1024 == 0 &&
+                  BwdSmem<64>::Q % 1024 == 0 && BwdSmem<128>::Q % 1024 == 0,
+              "the swizzled tiles must start on a 1024-byte swizzle line");
+static_assert(BwdSmem<64>::bar_kv % 8 == 0 && BwdSmem<128>::bar_kv % 8 == 0,
+              "mbarriers are 8-byte aligned");
 
 /* D / 8 threads per padded query row, 8 features (16 bytes of dO and of O) each: Di and lse2
  * (the padding: 0 and +inf), and the row's D floats of the dQ accumulator set to 0 (the
@@ -613,21 +651,17 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
      * over all 128 keys (both halves of dS^T, a barrier between the two); at D = 64 (Br = 128)
      * each takes all 64 columns over its own 64 keys, and both are added into the same place.
      * Either way a warpgroup adds PIECES pieces of 64 x 64 fp32, 64 query rows each. */
-    constexpr bool SPLIT_N = D == 128;
-    constexpr int PIECES = SPLIT_N ? 1 : Br / 64;
+    using Smem = BwdSmem<D>;
+    constexpr bool SPLIT_N = Smem::SPLIT_N;
+    constexpr int PIECES = Smem::PIECES;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t base = smem_u32(smem_raw);
     const uint32_t sK = (base + 1023u) & ~1023u;
-    constexpr uint32_t KV = tile_bytes<D>(Bc), QT = tile_bytes<D>(Br);
-    /* dS^T [128 keys][Br queries] bf16, Br / 64 atoms of 64 queries; two buffers when both
-     * warpgroups read it (the other may still be reading the last one), else one */
-    constexpr uint32_t DS_ATOM = Bc * 128, DS = Br / 64 * DS_ATOM, DS_BUFS = SPLIT_N ? 2 : 1;
-    constexpr uint32_t DQ = PIECES * BWD_DQ_FLOATS * 4;   /* a warpgroup's dQ pieces, fp32 */
-    const uint32_t sV = sK + KV, sQ = sV + KV, sdO = sQ + BWD_STAGES * QT,
-                   sdS = sdO + BWD_STAGES * QT, sdQ = sdS + DS_BUFS * DS,
-                   sL = sdQ + 2 * DQ, sDi = sL + BWD_STAGES * Br * 4,
-                   bar_kv = sDi + BWD_STAGES * Br * 4, full = bar_kv + 8,
-                   empty = full + 8 * BWD_STAGES;
+    constexpr uint32_t KV = Smem::KV, QT = Smem::QT, DS_ATOM = Smem::DS_ATOM, DS = Smem::DS,
+                       DS_BUFS = Smem::DS_BUFS, DQ = Smem::DQ;
+    const uint32_t sV = sK + Smem::V, sQ = sK + Smem::Q, sdO = sK + Smem::dO, sdS = sK + Smem::dS,
+                   sdQ = sK + Smem::dQ, sL = sK + Smem::L, sDi = sK + Smem::Di,
+                   bar_kv = sK + Smem::bar_kv, full = sK + Smem::full, empty = sK + Smem::empty;
     auto at = [&](uint32_t a) { return smem_raw + (a - base); };   /* shared address -> pointer */
 
     const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
@@ -707,7 +741,10 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         wgmma_commit();
 
         /* P^T = 2^(S^T c - lse2) while dP^T still runs; s[4j + 2a + b] is key[a], query
-         * q0 + 8j + 2t + b. Causal: only a tile with a key after one of its queries masks.
+         * q0 + 8j + 2t + b. Causal: only a tile with a key after one of its queries masks. The
+         * last key tile masks its keys past Nk: TMA filled them with zeros, so S = 0 there, and
+         * 2^(0 - lse2) overflows to +inf on a row whose scores all sit far below zero (then
+         * dQ += inf * 0 = NaN); masked, they add exactly nothing, whatever the row's lse.
          * At D = 128 lse2's first two pairs are read before the wait, so the first exponents
          * need not wait for shared memory after it (all eight pairs cost spills; D = 64 has
          * no registers to spare). */
@@ -718,7 +755,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         }
         wgmma_wait<1>();
         reg_fence(s);
-        const bool mask = causal && q0 < kw0 + 63;
+        const bool mask = (causal && q0 < kw0 + 63) || kw0 + 64 > Nk;
 #pragma unroll
         for (int j = 0; j < Br / 8; j++) {
             const float2 l = SPLIT_N && j < 2 ? l01[j & 1]
@@ -729,8 +766,8 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
                 float p0 = ex2_approx(fmaf(s[4 * j + 2 * a], c, -l.x));
                 float p1 = ex2_approx(fmaf(s[4 * j + 2 * a + 1], c, -l.y));
                 if (mask) {
-                    p0 = key[a] > q ? 0.f : p0;
-                    p1 = key[a] > q + 1 ? 0.f : p1;
+                    p0 = key[a] >= Nk || (causal && key[a] > q) ? 0.f : p0;
+                    p1 = key[a] >= Nk || (causal && key[a] > q + 1) ? 0.f : p1;
                 }
                 s[4 * j + 2 * a] = p0;
                 s[4 * j + 2 * a + 1] = p1;
@@ -1028,6 +1065,8 @@ static size_t workspace_bytes(const attn_problem *p, int backward)
  * out of bounds and come back as zeros (a 2-D map over B*H*N rows would hand the next head's
  * first rows instead). Box: 64 features (128 bytes) x `rows` rows x 1 head, 128-byte swizzle,
  * which is step 07's smem layout, atom by atom. */
+static void *encode_cache;   /* cuTensorMapEncodeTiled, once step_driver_fn finds it */
+
 static attn_status make_map(PFN_cuTensorMapEncodeTiled_v12000 encode, CUtensorMap *map,
                             const void *ptr, int bh, int n, int d, int rows)
 {
@@ -1047,9 +1086,9 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
                           void *o, float *lse, void *ws, cudaStream_t stream)
 {
     constexpr int NWG = Tiles<D>::NWG, Br = 64 * NWG;
-    /* The driver's encoder, reached through the runtime (no -lcuda); looked up once. */
-    static const auto encode =
-        (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn("cuTensorMapEncodeTiled", 12000);
+    /* The driver's encoder, reached through the runtime (no -lcuda), kept once found */
+    const auto encode = (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn(
+        &encode_cache, "cuTensorMapEncodeTiled", 12000);
     if (!encode)
         return ATTN_ERR_CUDA;
     const int bh = p->batch * p->heads;
@@ -1172,8 +1211,8 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
                               const void *o, const float *lse, const void *d_o, void *dq,
                               void *dk, void *dv, void *workspace, cudaStream_t stream)
 {
-    static const auto encode =
-        (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn("cuTensorMapEncodeTiled", 12000);
+    const auto encode = (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn(
+        &encode_cache, "cuTensorMapEncodeTiled", 12000);
     if (!encode)
         return ATTN_ERR_CUDA;
     const int bh = p->batch * p->heads;
@@ -1195,13 +1234,8 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
         (const bf16 *)d_o, (const bf16 *)o, lse, lse2, Di, dq_acc, rows, p->seq_q, n_mt * Br);
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
-    /* 2. dK, dV; dS K into dq_acc. K, V, 2 stages of Q, dO; dS^T (two at D = 128); the two
-     * warpgroups' dQ staging (16 KB each at D = 128, 32 KB at D = 64); 2 stages of lse2 and Di;
-     * the mbarriers; 1 KB to align the base to a swizzle line. */
-    constexpr size_t smem = 2 * tile_bytes<D>(BWD_BC) + 2 * BWD_STAGES * tile_bytes<D>(Br) +
-                            (D == 128 ? 2 : 1) * (Br / 64) * BWD_BC * 128 +
-                            2 * (D == 128 ? 1 : Br / 64) * BWD_DQ_FLOATS * 4 +
-                            2 * BWD_STAGES * Br * 4 + 8 * (1 + 2 * BWD_STAGES) + 1024;
+    /* 2. dK, dV; dS K into dq_acc, in the shared memory BwdSmem lays out */
+    constexpr size_t smem = BwdSmem<D>::BYTES;
     int hps = bh;
     if (p->causal && bwd_heads_per_section(&hps, bh, n_kt, n_mt, Br) != ATTN_OK)
         return ATTN_ERR_CUDA;
