@@ -18,17 +18,17 @@ cd "$tmp"
 mkdir -p steps/97_mutant_far
 src=steps/12_backward_wgmma/attention.cu mut=steps/97_mutant_far/attention.cu
 sed -e 's/"12_backward_wgmma"/"97_mutant_far"/' \
-    -e 's/^\( *const bool mask = (causal && q0 < kw0 + 63)\) || kw0 + 64 > Nk;$/\1; \/* MUTANT *\//' \
-    -e 's/^\( *p[01] = \)key\[a\] >= Nk || (causal && \(key\[a\] > q[ +1]*\)) \(? 0.f : p[01];\)$/\1causal \&\& \2 \3 \/* MUTANT *\//' \
+    -e 's/^\( *const int mask_below = \)kw0 + 64 > Nk ? INT_MAX : \(causal ? kw0 + 63 : INT_MIN;\)$/\1\2 \/* MUTANT *\//' \
+    -e 's/^\( *const int km = \)key\[a\] >= Nk ? INT_MAX : \(causal ? key\[a\] : INT_MIN;\)$/\1\2 \/* MUTANT *\//' \
     "$src" >"$mut"
 echo "97_mutant_far_ARCH := -gencode arch=compute_90a,code=sm_90a" >steps/97_mutant_far/step.mk
-# the mutation must have happened on exactly the three lines, with the new name: else step 12
+# the mutation must have happened on exactly the two lines, with the new name: else step 12
 # changed under it
-if [ "$(grep -c 'MUTANT' "$mut")" != 3 ] || ! grep -q '"97_mutant_far"' "$mut" ||
-    [ "$(diff "$src" "$mut" | grep -c '^>')" != 4 ]; then
+if [ "$(grep -c 'MUTANT' "$mut")" != 2 ] || ! grep -q '"97_mutant_far"' "$mut" ||
+    [ "$(diff "$src" "$mut" | grep -c '^>')" != 3 ]; then
     echo "tests/mutant_far.sh: the sed mutation of $src did not apply (its padded-key mask lines"
-    echo "  'const bool mask = ... || kw0 + 64 > Nk;' and 'p0 = key[a] >= Nk || ...' or its name"
-    echo "  changed): update the test"
+    echo "  'const int mask_below = kw0 + 64 > Nk ? ...' and 'const int km = key[a] >= Nk ? ...' or"
+    echo "  its name changed): update the test"
     diff "$src" "$mut" || true
     exit 1
 fi

@@ -715,6 +715,9 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
     setmaxnreg_inc<CONSUMER_REGS>();
     const int kw0 = k0 + 64 * wg;   /* this warpgroup's first key */
     const int key[2] = {kw0 + 16 * warp + g, kw0 + 16 * warp + g + 8};   /* a = 0, 1 */
+    /* The tiles whose softmax masks (q0 < mask_below): causal ones with a key after one of their
+     * queries, and the last key tile when it has keys past Nk (the loop says why those) */
+    const int mask_below = kw0 + 64 > Nk ? INT_MAX : causal ? kw0 + 63 : INT_MIN;
     const uint32_t k_wg = sK + 64 * 128 * wg, v_wg = sV + 64 * 128 * wg;
     float dv[D / 2], dk[D / 2];   /* 64 keys x D each, across the whole loop */
     float s[Br / 2], dp[Br / 2];  /* S^T, then P^T (fp32); dP^T, then dS^T */
@@ -741,11 +744,12 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         wgmma_commit();
 
         /* P^T = 2^(S^T c - lse2) while dP^T still runs; s[4j + 2a + b] is key[a], query
-         * q0 + 8j + 2t + b. Causal: only a tile with a key after one of its queries masks. The
-         * last key tile masks its keys past Nk: TMA filled them with zeros, so S = 0 there, and
-         * 2^(0 - lse2) overflows to +inf on a row whose scores all sit far below zero (then
-         * dQ += inf * 0 = NaN); masked, they add exactly nothing, whatever the row's lse.
-         * At D = 128 lse2's first two pairs are read before the wait, so the first exponents
+         * q0 + 8j + 2t + b. Query q drops key[a] when km > q: causal, km is the key (q sees keys
+         * <= q); a key past Nk, the last key tile's padding, comes after every query (km = INT_MAX):
+         * TMA filled those keys with zeros, so S = 0 there, and 2^(0 - lse2) overflows to +inf on a
+         * row whose scores all sit far below zero (then dQ += inf * 0 = NaN); masked, they add
+         * exactly nothing, whatever the row's lse. km is worked out inside the masking tiles only:
+         * held across the loop it cost a register (a spill) at D = 128. At D = 128 lse2's first two pairs are read before the wait, so the first exponents
          * need not wait for shared memory after it (all eight pairs cost spills; D = 64 has
          * no registers to spare). */
         float2 l01[2];
@@ -755,7 +759,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         }
         wgmma_wait<1>();
         reg_fence(s);
-        const bool mask = (causal && q0 < kw0 + 63) || kw0 + 64 > Nk;
+        const bool mask = q0 < mask_below;
 #pragma unroll
         for (int j = 0; j < Br / 8; j++) {
             const float2 l = SPLIT_N && j < 2 ? l01[j & 1]
@@ -766,8 +770,9 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
                 float p0 = ex2_approx(fmaf(s[4 * j + 2 * a], c, -l.x));
                 float p1 = ex2_approx(fmaf(s[4 * j + 2 * a + 1], c, -l.y));
                 if (mask) {
-                    p0 = key[a] >= Nk || (causal && key[a] > q) ? 0.f : p0;
-                    p1 = key[a] >= Nk || (causal && key[a] > q + 1) ? 0.f : p1;
+                    const int km = key[a] >= Nk ? INT_MAX : causal ? key[a] : INT_MIN;
+                    p0 = km > q ? 0.f : p0;
+                    p1 = km > q + 1 ? 0.f : p1;
                 }
                 s[4 * j + 2 * a] = p0;
                 s[4 * j + 2 * a + 1] = p1;
@@ -824,7 +829,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
 #pragma unroll
                 for (int a = 0; a < 2; a++)
                     *reinterpret_cast<uint32_t *>(at(ds_buf + j / 8 * DS_ATOM +
-                                                     sw128_offset(key[a] - k0, j % 8) + 4 * t)) =
+                                                     sw128_offset(64 * wg + 16 * warp + g + 8 * a, j % 8) + 4 * t)) =
                         dsa[2 * j + a];
         }
         fence_proxy_async_smem();

@@ -1,0 +1,131 @@
+/* ab: time several builds of a step against each other, interleaved, GPU time only, no checks
+ * (attn check and attn run check; this only times). Every variant sees the same random bf16
+ * inputs; the backward gets its O and lse from the first variant's forward. For each shape,
+ * each round times every variant once (median of --reps launches, L2 flushed before each), so a
+ * drift of the GPU's clock between rounds moves all variants alike.
+ *   ab [--backward] [--rounds R] [--reps N] --shape B,H,Nq,Nk,D[,c] ... A.so B.so ...
+ * Prints CSV: variant,pass,shape,causal,round,ms_median,ms_min,tflops.
+ * Build: gcc -O2 -std=c11 -D_GNU_SOURCE -Icommon -I$CUDA/include -o build/ab
+ *        bench/experiments/tools/ab.c build/libharness.a -L$CUDA/lib64 -lcudart -ldl -lm */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cuda_runtime_api.h>
+#include "harness.h"
+
+typedef struct {
+    const attn_step *s;
+    const attn_problem *p;
+    int bwd;
+    void *q, *k, *v, *o, *lse, *d_o, *dq, *dk, *dv, *ws;
+} ctx_t;
+
+static attn_status launch(void *c_, cudaStream_t st)
+{
+    ctx_t *c = c_;
+    if (!c->bwd)
+        return c->s->forward(c->p, c->q, c->k, c->v, c->o, c->lse, c->ws, st);
+    return c->s->backward(c->p, c->q, c->k, c->v, c->o, c->lse, c->d_o, c->dq, c->dk, c->dv, c->ws,
+                          st);
+}
+
+int main(int argc, char **argv)
+{
+    int bwd = 0, rounds = 3, reps = 20, nshape = 0, nvar = 0;
+    attn_problem shapes[32];
+    const attn_step *var[16];
+    const char *vname[16];
+    char err[256];
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--backward"))
+            bwd = 1;
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--shape") && i + 1 < argc && nshape < 32) {
+            char buf[128];
+            snprintf(buf, sizeof buf, "%s", argv[++i]);
+            char *cz = strstr(buf, ",c");
+            int causal = cz && cz[2] == 0;
+            if (causal)
+                *cz = 0;
+            if (!parse_shape(buf, &shapes[nshape], err, sizeof err)) {
+                fprintf(stderr, "ab: %s\n", err);
+                return 2;
+            }
+            shapes[nshape].dtype = ATTN_BF16;
+            shapes[nshape++].causal = causal;
+        } else if (nvar < 16) {
+            void *h = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL);
+            const attn_step *s = h ? dlsym(h, "attn_step_info") : NULL;
+            if (!s) {
+                fprintf(stderr, "ab: cannot load %s: %s\n", argv[i], dlerror());
+                return 2;
+            }
+            vname[nvar] = argv[i];
+            var[nvar++] = s;
+        }
+    }
+    if (!nshape || !nvar)
+        return fprintf(stderr, "usage: ab [--backward] [--rounds R] [--reps N] --shape S ... A.so ...\n"), 2;
+    gpu_timer t;
+    cudaStream_t stream;
+    if (!cuda_ok(cudaStreamCreate(&stream), "stream") || !timer_init(&t, stream))
+        return 1;
+    printf("variant,pass,shape,causal,round,ms_median,ms_min,tflops\n");
+    for (int si = 0; si < nshape; si++) {
+        const attn_problem *p = &shapes[si];
+        host_inputs in;
+        if (!inputs_make_fast(&in, p, 1234 + si))
+            return 1;
+        size_t ws = 0;
+        for (int v = 0; v < nvar; v++) {
+            const char *why;
+            if (var[v]->supports(p, bwd, &why) != ATTN_OK) {
+                fprintf(stderr, "ab: %s does not take shape %d: %s\n", vname[v], si, why);
+                return 2;
+            }
+            size_t w = var[v]->workspace_bytes(p, bwd), w0 = var[v]->workspace_bytes(p, 0);
+            ws = w > ws ? w : ws;
+            ws = w0 > ws ? w0 : ws;
+        }
+        ctx_t c = {.p = p, .bwd = bwd};
+        const size_t nq = in.n_q * 2, nkv = in.n_kv * 2;
+        int ok = dev_alloc(&c.q, nq, "q") && dev_alloc(&c.k, nkv, "k") && dev_alloc(&c.v, nkv, "v") &&
+                 dev_alloc(&c.o, nq, "o") && dev_alloc(&c.lse, in.n_lse * 4, "lse") &&
+                 dev_alloc(&c.d_o, nq, "do") && dev_alloc(&c.dq, nq, "dq") &&
+                 dev_alloc(&c.dk, nkv, "dk") && dev_alloc(&c.dv, nkv, "dv") &&
+                 dev_alloc(&c.ws, ws, "ws") && dev_upload(c.q, in.q, in.n_q, ATTN_BF16) &&
+                 dev_upload(c.k, in.k, in.n_kv, ATTN_BF16) && dev_upload(c.v, in.v, in.n_kv, ATTN_BF16) &&
+                 dev_upload(c.d_o, in.d_o, in.n_q, ATTN_BF16);
+        c.s = var[0];
+        ok = ok && var[0]->forward(p, c.q, c.k, c.v, c.o, c.lse, c.ws, stream) == ATTN_OK &&
+             cuda_ok(cudaStreamSynchronize(stream), "forward");
+        for (int v = 0; v < nvar && ok; v++) {   /* warm-up */
+            c.s = var[v];
+            ok = launch(&c, stream) == ATTN_OK && cuda_ok(cudaStreamSynchronize(stream), "warm-up");
+        }
+        char shape[64];
+        fmt_shape(p, shape, sizeof shape);
+        for (int r = 0; r < rounds && ok; r++)
+            for (int v = 0; v < nvar && ok; v++) {
+                timing tm;
+                c.s = var[v];
+                ok = timer_run(&t, launch, &c, reps, &tm) == ATTN_OK;
+                if (ok)
+                    printf("%s,%s,\"%s\",%d,%d,%.4f,%.4f,%.1f\n", vname[v], bwd ? "bwd" : "fwd", shape,
+                           p->causal, r, tm.median_ms, tm.min_ms,
+                           attn_flops(p, bwd) / (tm.median_ms * 1e9));
+                fflush(stdout);
+            }
+        void *b[] = {c.q, c.k, c.v, c.o, c.lse, c.d_o, c.dq, c.dk, c.dv, c.ws};
+        for (int i = 0; i < 10; i++)
+            cudaFree(b[i]);
+        inputs_free(&in);
+        if (!ok)
+            return 1;
+    }
+    timer_free(&t);
+    return 0;
+}
