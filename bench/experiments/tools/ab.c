@@ -1,8 +1,9 @@
 /* ab: time several builds of a step against each other, interleaved, GPU time only, no checks
  * (attn check and attn run check; this only times). Every variant sees the same random bf16
- * inputs; the backward gets its O and lse from the first variant's forward. For each shape,
- * each round times every variant once (median of --reps launches, L2 flushed before each), so a
- * drift of the GPU's clock between rounds moves all variants alike.
+ * inputs; the backward gets its O and lse from the first variant's forward. For each shape and
+ * round, the variants take turns launch by launch (--reps each, L2 flushed before each launch),
+ * so a drift of the GPU's clock under sustained load moves all variants alike; each row is one
+ * variant's median of one round.
  *   ab [--backward] [--rounds R] [--reps N] --shape B,H,Nq,Nk,D[,c] ... A.so B.so ...
  * Prints CSV: variant,pass,shape,causal,round,ms_median,ms_min,tflops.
  * Build: gcc -O2 -std=c11 -D_GNU_SOURCE -Icommon -I$CUDA/include -o build/ab
@@ -108,17 +109,33 @@ int main(int argc, char **argv)
         }
         char shape[64];
         fmt_shape(p, shape, sizeof shape);
-        for (int r = 0; r < rounds && ok; r++)
+        /* rounds x reps launches per variant, the variants taking turns launch by launch, so
+         * that the GPU's clock drifting under sustained load moves them alike */
+        for (int r = 0; r < rounds && ok; r++) {
+            timing tm[16];
+            double *ms = malloc((size_t)nvar * reps * sizeof(double));
+            for (int i = 0; i < reps && ok; i++)
+                for (int v = 0; v < nvar && ok; v++) {
+                    c.s = var[v];
+                    ok = timer_run(&t, launch, &c, 1, &tm[v]) == ATTN_OK;
+                    ms[v * reps + i] = tm[v].median_ms;
+                }
             for (int v = 0; v < nvar && ok; v++) {
-                timing tm;
-                c.s = var[v];
-                ok = timer_run(&t, launch, &c, reps, &tm) == ATTN_OK;
-                if (ok)
-                    printf("%s,%s,\"%s\",%d,%d,%.4f,%.4f,%.1f\n", vname[v], bwd ? "bwd" : "fwd", shape,
-                           p->causal, r, tm.median_ms, tm.min_ms,
-                           attn_flops(p, bwd) / (tm.median_ms * 1e9));
-                fflush(stdout);
+                double *x = ms + v * reps, lo = x[0];
+                for (int i = 1; i < reps; i++)   /* insertion sort: reps is small */
+                    for (int j = i; j > 0 && x[j] < x[j - 1]; j--) {
+                        double y = x[j];
+                        x[j] = x[j - 1];
+                        x[j - 1] = y;
+                    }
+                lo = x[0];
+                const double med = reps % 2 ? x[reps / 2] : 0.5 * (x[reps / 2 - 1] + x[reps / 2]);
+                printf("%s,%s,\"%s\",%d,%d,%.4f,%.4f,%.1f\n", vname[v], bwd ? "bwd" : "fwd", shape,
+                       p->causal, r, med, lo, attn_flops(p, bwd) / (med * 1e9));
             }
+            free(ms);
+            fflush(stdout);
+        }
         void *b[] = {c.q, c.k, c.v, c.o, c.lse, c.d_o, c.dq, c.dk, c.dv, c.ws};
         for (int i = 0; i < 10; i++)
             cudaFree(b[i]);
