@@ -19,16 +19,17 @@ mkdir -p steps/97_mutant_far
 src=steps/12_backward_wgmma/attention.cu mut=steps/97_mutant_far/attention.cu
 sed -e 's/"12_backward_wgmma"/"97_mutant_far"/' \
     -e 's/^\( *const int mask_below = \)kw0 + 64 > Nk ? INT_MAX : \(causal ? kw0 + 63 : INT_MIN;\)$/\1\2 \/* MUTANT *\//' \
-    -e 's/^\( *const int km = \)key\[a\] >= Nk ? INT_MAX : \(causal ? key\[a\] : INT_MIN;\)$/\1\2 \/* MUTANT *\//' \
+    -e 's/^\( *const int kmask\[2\] = {\)key\[0\] >= Nk ? INT_MAX : \(causal ? key\[0\] : INT_MIN,\)$/\1\2 \/* MUTANT *\//' \
+    -e 's/^\( *\)key\[1\] >= Nk ? INT_MAX : \(causal ? key\[1\] : INT_MIN};\)$/\1\2 \/* MUTANT *\//' \
     "$src" >"$mut"
 echo "97_mutant_far_ARCH := -gencode arch=compute_90a,code=sm_90a" >steps/97_mutant_far/step.mk
-# the mutation must have happened on exactly the two lines, with the new name: else step 12
+# the mutation must have happened on exactly the three lines, with the new name: else step 12
 # changed under it
-if [ "$(grep -c 'MUTANT' "$mut")" != 2 ] || ! grep -q '"97_mutant_far"' "$mut" ||
-    [ "$(diff "$src" "$mut" | grep -c '^>')" != 3 ]; then
+if [ "$(grep -c 'MUTANT' "$mut")" != 3 ] || ! grep -q '"97_mutant_far"' "$mut" ||
+    [ "$(diff "$src" "$mut" | grep -c '^>')" != 4 ]; then
     echo "tests/mutant_far.sh: the sed mutation of $src did not apply (its padded-key mask lines"
-    echo "  'const int mask_below = kw0 + 64 > Nk ? ...' and 'const int km = key[a] >= Nk ? ...' or"
-    echo "  its name changed): update the test"
+    echo "  'const int kmask[2] = {key[0] >= Nk ? ...', 'key[1] >= Nk ? ...' and"
+    echo "  'const int mask_below = kw0 + 64 > Nk ? ...' or its name changed): update the test"
     diff "$src" "$mut" || true
     exit 1
 fi

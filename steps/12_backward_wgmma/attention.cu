@@ -715,8 +715,17 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
     setmaxnreg_inc<CONSUMER_REGS>();
     const int kw0 = k0 + 64 * wg;   /* this warpgroup's first key */
     const int key[2] = {kw0 + 16 * warp + g, kw0 + 16 * warp + g + 8};   /* a = 0, 1 */
-    /* The tiles whose softmax masks (q0 < mask_below): causal ones with a key after one of their
-     * queries, and the last key tile when it has keys past Nk (the loop says why those) */
+    /* The softmax's mask, decided once: query q drops key[a] when kmask[a] > q. Causal: kmask is
+     * the key (query q sees keys <= q). A key past Nk, the last key tile's padding, comes after
+     * every query: TMA filled those keys with zeros, so S = 0 there, and 2^(0 - lse2) overflows to
+     * +inf on a row whose scores all sit far below zero (then dQ += inf * 0 = NaN); masked, they
+     * add exactly nothing, whatever the row's lse. Else never. Only the tiles with a masked pair
+     * run the mask (q0 < mask_below): causal ones with a key after one of their queries, and the
+     * last key tile when it has keys past Nk. Decided here, the loop's mask stays one compare and
+     * one select per score, as the causal mask alone was; worked out in the loop, it made the
+     * compiler split the loop in two and move the wait for dP^T, 1.5 % slower at D = 128. */
+    const int kmask[2] = {key[0] >= Nk ? INT_MAX : causal ? key[0] : INT_MIN,
+                          key[1] >= Nk ? INT_MAX : causal ? key[1] : INT_MIN};
     const int mask_below = kw0 + 64 > Nk ? INT_MAX : causal ? kw0 + 63 : INT_MIN;
     const uint32_t k_wg = sK + 64 * 128 * wg, v_wg = sV + 64 * 128 * wg;
     float dv[D / 2], dk[D / 2];   /* 64 keys x D each, across the whole loop */
@@ -744,14 +753,9 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         wgmma_commit();
 
         /* P^T = 2^(S^T c - lse2) while dP^T still runs; s[4j + 2a + b] is key[a], query
-         * q0 + 8j + 2t + b. Query q drops key[a] when km > q: causal, km is the key (q sees keys
-         * <= q); a key past Nk, the last key tile's padding, comes after every query (km = INT_MAX):
-         * TMA filled those keys with zeros, so S = 0 there, and 2^(0 - lse2) overflows to +inf on a
-         * row whose scores all sit far below zero (then dQ += inf * 0 = NaN); masked, they add
-         * exactly nothing, whatever the row's lse. km is worked out inside the masking tiles only:
-         * held across the loop it cost a register at D = 128 (1.5 % on the H200). At D = 128 lse2's first two pairs are read before the wait, so the first exponents
-         * need not wait for shared memory after it (all eight pairs cost spills; D = 64 has
-         * no registers to spare). */
+         * q0 + 8j + 2t + b, masked as kmask says. At D = 128 lse2's first two pairs are read
+         * before the wait, so the first exponents need not wait for shared memory after it (all
+         * eight pairs cost spills; D = 64 has no registers to spare). */
         float2 l01[2];
         if (SPLIT_N) {
             l01[0] = *reinterpret_cast<const float2 *>(L + 2 * t);
@@ -770,9 +774,8 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
                 float p0 = ex2_approx(fmaf(s[4 * j + 2 * a], c, -l.x));
                 float p1 = ex2_approx(fmaf(s[4 * j + 2 * a + 1], c, -l.y));
                 if (mask) {
-                    const int km = key[a] >= Nk ? INT_MAX : causal ? key[a] : INT_MIN;
-                    p0 = km > q ? 0.f : p0;
-                    p1 = km > q + 1 ? 0.f : p1;
+                    p0 = kmask[a] > q ? 0.f : p0;
+                    p1 = kmask[a] > q + 1 ? 0.f : p1;
                 }
                 s[4 * j + 2 * a] = p0;
                 s[4 * j + 2 * a + 1] = p1;
