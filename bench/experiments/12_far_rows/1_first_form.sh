@@ -9,7 +9,7 @@
 #   mutant_far.txt   tests/mutant_far.sh
 #   sanitize.txt     bench/sanitize.sh on every step, one job per (step, tool)
 # Build first (make, build/before/ with the parent's step 12 and step 00, .device-libs, .git-sha).
-# Usage (repo root, on the GPU machine): bench/experiments/12_far_rows/run.sh OUT
+# Usage (repo root, on the GPU machine): bench/experiments/12_far_rows/1_first_form.sh OUT
 set -u
 o=$1; d=bench/experiments/12_far_rows; t0=$SECONDS; log=$o/run.log; w=$o/w; mkdir -p $w
 say() { echo "== $* at $((SECONDS-t0)) s" >> $log; }

@@ -5,7 +5,7 @@
 #                   form, run.sh's "after"), v5 (the final form): the 8 bar shapes, 3 rounds, GPU time
 # then, at once: check12.txt/.csv (attn check --steps 12, all four input modes), sanitize12.txt,
 # mutant_far.txt, far_table12.txt, gpu_tests.txt
-# Usage (repo root, on the GPU machine): bench/experiments/12_far_rows/run2.sh OUT
+# Usage (repo root, on the GPU machine): bench/experiments/12_far_rows/2_in_loop_form.sh OUT
 set -u
 o=$1; t0=$SECONDS; w=$o/w; mkdir -p $w
 sha=$(cat .git-sha 2>/dev/null || echo unknown)
