@@ -100,23 +100,12 @@ deps:
 	  else echo "missing Debian packages; run: sudo apt-get install -y$$missing"; exit 1; fi; \
 	fi
 
-# Every tests/test_NAME.c is a Criterion binary build/tests/NAME; the GPU tests run first, verbosely, so
-# that, without a GPU, each one says why it skipped. Then every tests/*.sh, in name order. The Python
-# front door's tests run where PyTorch is installed, and say that they skipped elsewhere.
+# Every tests/test_NAME.c is a Criterion binary build/tests/NAME; tools/run_tests.sh runs them (the GPU
+# tests first, verbosely where a GPU is usable; without one they say once why they skip), then every
+# tests/*.sh in name order, then the Python front door's tests where PyTorch is installed, and ends
+# with one line: N passed, N failed, N skipped.
 test: deps all tests
-	@set -e; for t in $(filter build/tests/gpu,$(TESTS)) $(filter-out build/tests/gpu,$(TESTS)); do echo "== $$t"; \
-	  if [ "$$t" = build/tests/gpu ]; then $$t --verbose; else $$t; fi; done
-	@set -e; for t in $(sort $(wildcard tests/*.sh)); do echo "== $$t"; bash $$t; done
-	@if ! command -v python3 >/dev/null; then echo "== python/ skipped: no python3 here"; \
-	else echo "== python3 python/flash_steps.py (the listing needs no torch)"; \
-	  python3 python/flash_steps.py >build/flash_steps_list.txt 2>&1 || { cat build/flash_steps_list.txt; exit 1; }; \
-	  grep -c "^  [0-9][0-9]*_" build/flash_steps_list.txt | sed 's/$$/ steps listed/'; \
-	  if ! python3 -c "import torch" 2>/dev/null; then \
-	    echo "== tests/test_torch.py SKIPPED: python3 cannot import torch (pip install torch; the PyTorch door is tested where torch is)"; \
-	  elif ! python3 -c "import pytest" 2>/dev/null; then \
-	    echo "== tests/test_torch.py SKIPPED: pytest is not installed (python3 -m pip install pytest)"; \
-	  else echo "== tests/test_torch.py"; python3 -m pytest -q -rs tests/test_torch.py; fi; \
-	fi
+	@bash tools/run_tests.sh $(TESTS)
 
 check: all
 	build/attn check
@@ -144,10 +133,10 @@ step_glob = $(if $(call step_num,$(1)),steps/$(call step_num,$(1))_*/,steps/$(pa
 step_dir = $(if $(strip $(1)),$(patsubst %/,%,$(firstword $(wildcard $(call step_glob,$(strip $(1)))))))
 # make diff ignores changes of indentation alone (diff -w): where a step wraps old code in a new
 # loop (08's loop over the block's work tiles), the old lines show as context, the loop as new.
-A ?= 01
-B ?= 02
 diff:
-	@a="$(call step_dir,$(A))"; b="$(call step_dir,$(B))"; \
+	@if [ "$(origin A)" != "command line" ] || [ "$(origin B)" != "command line" ]; then \
+	  echo "make diff needs both steps: make diff A=11 B=12 (A the earlier one; by number or name)" >&2; exit 2; fi; \
+	a="$(call step_dir,$(A))"; b="$(call step_dir,$(B))"; \
 	if [ -z "$$a$$b" ]; then echo "make diff: A=$(A) and B=$(B) name no step in steps/" >&2; exit 2; fi; \
 	if [ -z "$$a" ]; then echo "make diff: A=$(A) names no step in steps/" >&2; exit 2; fi; \
 	if [ -z "$$b" ]; then echo "make diff: B=$(B) names no step in steps/" >&2; exit 2; fi; \

@@ -19,7 +19,7 @@
 
 static const char list_usage[] =
     "usage: attn list\n"
-    "  every step: the dtypes and head dims its supports() accepts (D probed from 1 to 1024),\n"
+    "  every step: the dtypes and head dims its supports() function accepts (D probed from 1 to 1024),\n"
     "  forward or forward and backward, the GPUs it runs on, and the idea it adds\n";
 static const char check_usage[] =
     "usage: attn check [--step S]... [--steps S,S,...] [--inputs M] [--csv FILE] [--seed N]\n"
@@ -167,13 +167,15 @@ static void fmt_dims(unsigned char set[2][MAX_D + 1], char *out, size_t n)
         snprintf(out, n, "fp32 %s, bf16 %s", a, b);
 }
 
-/* "any", "sm_90", "sm_80+", "sm_80-sm_89", "up to sm_89". */
+/* "any", "sm_90a", "sm_80+", "sm_80-sm_89", "up to sm_89". A step that runs on exactly one compute
+ * capability is built for its architecture-specific target (sm_90a: wgmma, TMA, setmaxnreg), which
+ * runs there and nowhere else, so the listing names that target. */
 static void fmt_gpu(const attn_step *s, char *out, size_t n)
 {
     if (!s->cc_min && !s->cc_max)
         snprintf(out, n, "any");
     else if (s->cc_min == s->cc_max)
-        snprintf(out, n, "sm_%d", s->cc_min);
+        snprintf(out, n, "sm_%da", s->cc_min);
     else if (!s->cc_max)
         snprintf(out, n, "sm_%d+", s->cc_min);
     else if (!s->cc_min)

@@ -111,15 +111,16 @@ __device__ __forceinline__ void fence_proxy_async_smem()
  * N = 64, ss is
  *     setp.ne.b32 p, %34, 0;                              scale-d = (acc != 0)
  *     wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
- *         {%0, %1, ..., %31}, %32, %33, p, 1, 1, 0, 0;    D, A desc, B desc, scale-d,
+ *         {%0, %1, ..., %31}, %32, %33, p, 1, 1, %35, %36; D, A desc, B desc, scale-d,
  *                                                         scale-a, scale-b, trans-a, trans-b
- * on the operands "+f"(d[0]) .. "+f"(d[31]), "l"(a), "l"(b), "r"(acc); and rs_mn is
+ * on the operands "+f"(d[0]) .. "+f"(d[31]), "l"(a), "l"(b), "r"(acc) (the last two numbers, the
+ * transpose bits, are "n" operands %35 and %36, printed as the immediates 0 or 1); and rs_mn is
  *         {%0, ..., %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;
  *                                           D, A's 4 registers, B desc, scale-d, scale-a, scale-b,
  *                                           trans-b
  * on "+f"(d[0]) .. "+f"(d[31]), "r"(a[0]) .. "r"(a[3]), "l"(b), "r"(acc), the setp reading %37.
  *
- * Each of the two is written once, in WGMMA_BF16(N) below, and the preprocessor writes the
+ * Each of the two (ss_mn is ss<1, 1>) is written once, in WGMMA_BF16(N) below, and the preprocessor writes the
  * numbered lists. (A template cannot: nvcc's inline asm takes neither a parameter pack expanded
  * into its operand list nor named operands, and its text must be one string literal.) The numbers
  * come from a table with one row per 16 columns of D, i.e. per 8 accumulator registers:
@@ -173,38 +174,38 @@ __device__ __forceinline__ void fence_proxy_async_smem()
     "+f"(d[r0]), "+f"(d[r1]), "+f"(d[r2]), "+f"(d[r3]), "+f"(d[r4]), "+f"(d[r5]), "+f"(d[r6]),     \
         "+f"(d[r7])
 #define WGMMA_D_NEXT(r0, r1, r2, r3, r4, r5, r6, r7) , WGMMA_D(r0, r1, r2, r3, r4, r5, r6, r7)
-/* ... and the operands after the accumulators, k0 = N/2: ss has A desc, B desc, acc (k0..k0+2),
- * rs_mn has A's 4 registers, B desc, acc (k0..k0+5). */
+/* ... and the operands after the accumulators, k0 = N/2: ss has A desc, B desc, acc and the two
+ * transpose bits (k0..k0+4), rs_mn has A's 4 registers, B desc, acc (k0..k0+5). */
 #define WGMMA_SS_AB(k0, k1, k2, k3, k4, k5, k6, k7) "%" #k0 ", %" #k1
 #define WGMMA_SS_ACC(k0, k1, k2, k3, k4, k5, k6, k7) "%" #k2
+#define WGMMA_SS_TRANS(k0, k1, k2, k3, k4, k5, k6, k7) "%" #k3 ", %" #k4
 #define WGMMA_RS_AB(k0, k1, k2, k3, k4, k5, k6, k7)                                                \
     "{%" #k0 ", %" #k1 ", %" #k2 ", %" #k3 "}, %" #k4
 #define WGMMA_RS_ACC(k0, k1, k2, k3, k4, k5, k6, k7) "%" #k5
 
-/* wgmma_bf16<N> with its two instruction families, SS (K-major A and B) and RS (MN-major B). */
+/* wgmma_bf16<N> with its two instruction families: SS, both operands from shared memory, each
+ * K-major or MN-major by its transpose bit (immediates in the instruction, so template arguments
+ * passed as "n" operands: ss<0, 0> K-major, ss<1, 1> = ss_mn both MN-major), and RS, A from
+ * registers and B MN-major. */
 #define WGMMA_BF16(N)                                                                              \
     template <> struct wgmma_bf16<N> {                                                             \
+        template <int TRANS_A = 0, int TRANS_B = 0>                                                \
         static __device__ __forceinline__ void ss(float (&d)[N / 2], uint64_t a, uint64_t b,       \
                                                   int acc)                                         \
         {                                                                                          \
             asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " WGMMA_FROM_##N(WGMMA_SS_ACC) ", 0;\n" \
                          "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.bf16.bf16 "               \
                          "{" WGMMA_BELOW_##N(WGMMA_PCT, WGMMA_PCT_NEXT) "}, "                      \
-                         WGMMA_FROM_##N(WGMMA_SS_AB) ", p, 1, 1, 0, 0;\n}\n"                       \
+                         WGMMA_FROM_##N(WGMMA_SS_AB) ", p, 1, 1, "                                 \
+                         WGMMA_FROM_##N(WGMMA_SS_TRANS) ";\n}\n"                                   \
                          : WGMMA_BELOW_##N(WGMMA_D, WGMMA_D_NEXT)                                  \
-                         : "l"(a), "l"(b), "r"(acc)                                                \
+                         : "l"(a), "l"(b), "r"(acc), "n"(TRANS_A), "n"(TRANS_B)                    \
                          : "memory");                                                              \
         }                                                                                          \
         static __device__ __forceinline__ void ss_mn(float (&d)[N / 2], uint64_t a, uint64_t b,    \
                                                      int acc)                                      \
         {                                                                                          \
-            asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " WGMMA_FROM_##N(WGMMA_SS_ACC) ", 0;\n" \
-                         "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.bf16.bf16 "               \
-                         "{" WGMMA_BELOW_##N(WGMMA_PCT, WGMMA_PCT_NEXT) "}, "                      \
-                         WGMMA_FROM_##N(WGMMA_SS_AB) ", p, 1, 1, 1, 1;\n}\n"                       \
-                         : WGMMA_BELOW_##N(WGMMA_D, WGMMA_D_NEXT)                                  \
-                         : "l"(a), "l"(b), "r"(acc)                                                \
-                         : "memory");                                                              \
+            ss<1, 1>(d, a, b, acc);                                                                \
         }                                                                                          \
         static __device__ __forceinline__ void rs_mn(float (&d)[N / 2], const uint32_t (&a)[4],    \
                                                      uint64_t b, int acc)                          \
@@ -230,7 +231,8 @@ WGMMA_BF16(144) WGMMA_BF16(160) WGMMA_BF16(176) WGMMA_BF16(192)
 WGMMA_BF16(208) WGMMA_BF16(224) WGMMA_BF16(240) WGMMA_BF16(256)
 
 /* ------------------------------------------------------------------------------------------
- * Step 08's additions: mbarriers, TMA loads, register reallocation, named barriers.
+ * The pipeline's pieces: mbarriers and TMA loads (step 08), register reallocation (step 09), named
+ * barriers (step 10).
  *
  * mbarrier (PTX ISA "Parallel Synchronization and Communication Instructions: mbarrier"): a
  * 64-bit object in shared memory holding a phase bit, a pending-arrival count and a transaction
@@ -305,7 +307,7 @@ __device__ __forceinline__ void tma_prefetch_map(const void *map)
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 
-/* Register reallocation (sm_90a): every thread of the WARPGROUP executing it sets its register
+/* Register reallocation (sm_90a; step 09): every thread of the WARPGROUP executing it sets its register
  * budget to n (a multiple of 8 in 24..256). dec hands registers back to the SM's pool; inc
  * blocks until the pool has them. Takes effect only under a register cap at entry
  * (__launch_bounds__(threads, 1)); ptxas then allocates the code after it within n. */
@@ -318,7 +320,7 @@ template <int n> __device__ __forceinline__ void setmaxnreg_inc()
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(n));
 }
 
-/* Named barriers 1..15 (0 is __syncthreads): bar.sync waits until `threads` threads (a multiple
+/* Named barriers 1..15 (0 is __syncthreads; step 10): bar.sync waits until `threads` threads (a multiple
  * of 32, counted by warps) have reached barrier id through bar.sync or bar.arrive; bar.arrive
  * counts itself and goes on. A pair of them hands a turn from one warpgroup to the other. */
 __device__ __forceinline__ void named_bar_sync(int id, int threads)

@@ -52,6 +52,11 @@ out=$(mk step-flags STEP=99 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "STEP=99 names no step" <<<"$out" || no "make step-flags STEP=99: exit $rc, '$out'"
 out=$(mk diff A= B=02 2>&1); rc=$?
 [ $rc -eq 2 ] || no "make diff A= B=02 exits $rc, not 2 (an empty name is no step)"
+# one step named: no silent default for the other
+out=$(mk diff A=11 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "needs both steps" <<<"$out" || no "make diff A=11 (no B): exit $rc, '$out'"
+out=$(mk diff B=03 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "needs both steps" <<<"$out" || no "make diff B=03 (no A): exit $rc, '$out'"
 
 [ $fail -eq 0 ] && echo "make diff/sass/step-flags: every step by number (with and without its zero) and by name; missing steps named alone"
 exit $fail

@@ -5,7 +5,8 @@
 # compiled to PTX twice with exactly those flags and -ptx: once with the working tree's common/,
 # once with common/ as it is at the commit BASE (`git archive` into a temporary folder, which
 # replaces -Icommon). The step file is the working tree's both times. Only the line-number debug
-# info (.loc, .file: -lineinfo) is ignored; it moves whenever a header's lines move. Then a probe
+# info (.loc, .file: -lineinfo) and the debug sections are ignored; they move whenever a header's
+# lines move, and name every inlined function. Then a probe
 # file calls every wgmma_bf16<N>::ss, ::ss_mn and ::rs_mn that BASE's mma_sm90.cuh defines, one kernel each,
 # so a wrapper no step uses is compared too, and assembles every wrapper of the working tree's
 # header to sm_90a (ptxas), the widths BASE lacked included.
@@ -40,7 +41,10 @@ changed=$(git diff --name-only "$sha" -- common | paste -sd ' ')
 echo "common/ of the working tree against $(git log -1 --format='%h (%s)' "$sha" | cut -c1-80)"
 echo "files that differ: ${changed:-none}"
 
-ptx_only() { grep -v -E '^[[:space:]]*\.(loc|file)[[:space:]]' "$1"; }
+# The code alone: no line-number info, and nothing from the first debug section on (-lineinfo's
+# tables name every inlined function, so a wrapper that becomes a template renames them there).
+ptx_only() { awk '/^[[:space:]]*\.section[[:space:]]+\.debug/ { exit } { print }' "$1" |
+             grep -v -E '^[[:space:]]*\.(loc|file)[[:space:]]'; }
 status=0
 
 # ---- every Hopper step, as make builds it
@@ -79,9 +83,10 @@ widths=$(seq 16 16 256)
 {
     echo '#include <type_traits>'
     echo '#include "mma_sm90.cuh"'
-    echo '#define HAS(fn) template <int N, class = void> struct has_##fn : std::false_type {}; \'
-    echo '    template <int N> struct has_##fn<N, std::void_t<decltype(&wgmma_bf16<N>::fn)>> : std::true_type {};'
-    echo 'HAS(ss) HAS(ss_mn) HAS(rs_mn)'
+    echo '#define HAS(fn, A) template <int N, class = void> struct has_##fn : std::false_type {}; \'
+    echo '    template <int N> struct has_##fn<N, std::void_t<decltype(wgmma_bf16<N>::fn(std::declval<float (&)[N / 2]>(), \'
+    echo '        std::declval<A>(), uint64_t(), 0))>> : std::true_type {};'
+    echo 'HAS(ss, uint64_t) HAS(ss_mn, uint64_t) HAS(rs_mn, const uint32_t (&)[4])'
     echo 'template <int N> __global__ void probe_ss(float *out, uint64_t a, uint64_t b, int acc) {'
     echo '    if constexpr (has_ss<N>::value) { float d[N / 2];'
     echo '        for (int i = 0; i < N / 2; i++) d[i] = out[i];'
