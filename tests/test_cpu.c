@@ -327,7 +327,7 @@ static void kernel_like_backward(const check_case *c, float *dq, float *dk)
     round_to_dtype(dk, c->in.n_kv, p->dtype);
 }
 
-/* The case of bench/experiments/12_backward/call17/gpu_tests.txt: one query, large scores, each
+/* The one-hot case of bench/experiments/12_backward/checks.md: one query, large scores, each
  * head's softmax one-hot, so O rounds to the top key's v and its dS = P (dP - D) is 0 in the
  * reference but a few ulps of dP - D in any kernel whose D comes from another sum. Steps 06 and
  * 12 measured dK 3.0e-2 there, over the fixed 2e-2 and the old floor (twice the bf16-operand
