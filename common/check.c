@@ -105,12 +105,12 @@ void check_set_gpu_reference(const attn_step *step00)
 
 /* Bounds on rel-L2 against the fp64 reference, set from the errors measured on the H200
  * (every step, the whole grid, all three input modes), with a margin over the worst case.
- * Worst measured in bench/experiments/00_checks/check_bounds_first.csv, check-06d5df4.csv and
- * check-2350ab1.csv:
+ * Worst measured in bench/experiments/00_checks/checks.csv, runs check_bounds_first, check-06d5df4
+ * and check-2350ab1:
  *            O        lse      dQ       dK       dV
  *   fp32   5.7e-6   2.7e-7   1.3e-4+  1.0e-4+  7.6e-6   (large and late scores; normal ~1e-6)
  *   bf16   2.6e-3   2.4e-7   1.2e-2*  6.0e-3   2.8e-3
- * (+) step 00's fp32 backward on 1,1,7,13,8 causal with large scores (check-2350ab1.csv, the
+ * (+) step 00's fp32 backward on 1,1,7,13,8 causal with large scores (run check-2350ab1, the
  * one FAIL of that run against the earlier 1e-4): four earlier full runs had stayed under
  * 3.5e-5, so the tail is longer than they showed. The fp32 dQ and dK bounds are 3e-4 since, and
  * fp32 gradients get a per-case floor too (grad_floor below).
