@@ -191,7 +191,7 @@ static double *alloc_d(size_t n)
  * (a one-hot row: O rounds to its top key's v, and dP of that key equals D_i to the last bit) its
  * dS is exactly the reference's, which no kernel with D from a separate pass matches: one such
  * case, 1,2,1,50,64 with large scores, gave steps 06 and 12 a dK 3.0e-2 off from 3 ulps of
- * dP - D (gpu_tests.txt of bench/experiments/12_backward/call17). So dQ and dK also take the
+ * dP - D (bench/experiments/12_backward/checks.md). So dQ and dK also take the
  * spread of those two dot products (ref_backward_spread), as it is: already a few standard
  * deviations of a random walk of D roundings, it gets no factor 2. */
 /* The forward's floor, by the same rule: fp32 holds each score with an absolute error of a few
