@@ -31,7 +31,7 @@ help:
 	@echo "make bench      the sweeps + SDPA peers + charts on this GPU; without one, redraw charts"
 	@echo "make bench QUICK=1   the sweeps' quick lines + peers + charts into out/quick/<gpu>/"
 	@echo "make plots      redraw plots/\$$(GPU)/*.png from bench/results/\$$(GPU) (GPU=h200 by default)"
-	@echo "make readme     rewrite the README's ladder table from bench/results/\$$(GPU)"
+	@echo "make readme     rewrite the README's ladder table and the numbers the text quotes (tools/gen_numbers.py) from bench/results/\$$(GPU)"
 	@echo "make diff A=01 B=02        the lesson between two steps (indentation changes ignored)"
 	@echo "make sass STEP=02 | sanitize STEP=02 | profile STEP=02"
 	@echo "                a step by number (8, 08) or by the start of its name (02_ragged_mask)"
@@ -123,6 +123,9 @@ plots:
 # The README's ladder table from bench/results/$(GPU) (default h200, the GPU the README shows).
 readme:
 	plots/readme_table.sh bench/results/$(GPU) README.md
+	@if command -v python3 >/dev/null; then python3 tools/gen_numbers.py --write \
+	  --results bench/results/$(GPU) README.md notes/*.md; \
+	else echo "make readme: no python3, the numbers in the text (tools/gen_numbers.py) are left as they are"; fi
 
 # --------------------------------------------------------------------------- for readers
 # A step is named by its number, with or without leading zeros (8, 08 and 008 are steps/08_*), or

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""tools/gen_numbers.py: the numbers the README and the notes quote from committed results, generated.
+
+A quoted number sits between two markers, in the text where it is read:
+
+    ... passed all <!-- n:pass 07 -->198<!-- /n --> bf16 cases ...
+    | 11_persistent | ... | <!-- n:range 11 sdpa_cudnn fwd -->0.90–1.18<!-- /n -->× cuDNN | ...
+
+The markers are HTML comments, so the rendered page shows the number alone. The key after `n:`
+says how the number is made, from the files of bench/results/<gpu>/ (h200 unless --results):
+
+    pass STEP [FILE]       PASS count of STEP in the summary of an `attn check` log
+                           (FILE: check.txt unless given, e.g. check_far.txt)
+    pass_all [FILE]        the PASS counts of every step there, summed
+    gpu_pass STEP GRID     PASS count of STEP in the GPU tests' grid GRID (normal_inputs,
+                           large_scores, late_maximum, far_from_zero) of gpu_tests.txt
+    gpu_worst STEP DTYPE TENSOR [GRID,...]
+                           the worst whole-tensor rel-L2 of STEP's passing cases in those grids
+                           (default: all four), as gpu_tests.txt prints it ("2.3e-03")
+    check_worst STEP DTYPE TENSOR [FILE]
+                           the worst whole-tensor rel-L2 of STEP's passing cases in check.csv (or
+                           FILE, e.g. check_far.csv), "2.3e-03"; check_worst_block: the same of
+                           the worst 64-row block
+    range A B PASS [D=64,128] [N=4096,16384] [causal=0,1]
+                           min–max over those shapes of TFLOP/s(A) / TFLOP/s(B), A and B each a
+                           step (number or name) or an SDPA peer (sdpa_cudnn, sdpa_flash, ...),
+                           PASS fwd or bwd, from standard.csv and peers_standard.csv (bf16,
+                           B = 4, H = 8, Nq = Nk), printed "0.90–1.18" (two decimals)
+    tflops A PASS D N causal
+                           one TFLOP/s value, one decimal
+
+    tools/gen_numbers.py --check FILE...   exit 1, naming file, line, key, the text and the value, if
+                                       any marked number differs from what the results give
+    tools/gen_numbers.py --write FILE...   rewrite the marked numbers in place (make readme does)
+
+Python 3 standard library only. make test runs --check on README.md and notes/*.md
+(tests/generated_numbers.sh), so a number that no longer matches the committed results fails it.
+"""
+import argparse
+import csv
+import os
+import re
+import sys
+
+MARK = re.compile(r"<!-- n:([^>]*?) -->(.*?)<!-- /n -->")
+
+
+class Results:
+    def __init__(self, folder):
+        self.folder = folder
+        self._logs = {}
+        self._rates = None
+
+    def path(self, name):
+        return os.path.join(self.folder, name)
+
+    def summary(self, log):
+        """{step name: PASS count} from the summary lines of an attn check log."""
+        if log not in self._logs:
+            counts = {}
+            with open(self.path(log)) as f:
+                for line in f:
+                    m = re.match(r"^(?:\[----\] )?(\d\d_\w+)\s+PASS\s+(\d+)\s+FAIL\s+\d+", line)
+                    if m:
+                        counts[m.group(1)] = int(m.group(2))
+            if not counts:
+                raise ValueError("%s has no summary lines" % self.path(log))
+            self._logs[log] = counts
+        return self._logs[log]
+
+    def gpu_grids(self):
+        """{grid name: {step name: PASS count}} from gpu_tests.txt: each grid test prints its
+        summary and then its own [PASS] or [FAIL] line."""
+        grids, worst, block, wblock, step = {}, {}, {}, {}, None
+        with open(self.path("gpu_tests.txt")) as f:
+            for line in f:
+                m = re.match(r"^\[----\] (\d\d_\w+)\s+PASS\s+(\d+)\s+FAIL\s+\d+", line)
+                if m:
+                    step = m.group(1)
+                    block[step] = int(m.group(2))
+                m = re.match(r"^\[----\]\s+(fp32|bf16):\s+(.*)$", line)
+                if m and step:
+                    for t, v in re.findall(r"(\w+) ([0-9.e+-]+) \(", m.group(2)):
+                        wblock[(step, m.group(1), t)] = v
+                m = re.match(r"^\[(?:PASS|FAIL)\] gpu::grid_(\w+):", line)
+                if m:
+                    grids[m.group(1)], worst[m.group(1)] = block, wblock
+                    block, wblock, step = {}, {}, None
+        self._gpu_worst = worst
+        return grids
+
+    def check_worst(self, step, dtype, tensor, name, column="rel_l2"):
+        worst = None
+        with open(self.path(name), newline="") as f:
+            for row in csv.DictReader(f):
+                if (row["step"] == step and row["dtype"] == dtype and row["tensor"] == tensor
+                        and row["verdict"] == "PASS"):
+                    v = float(row[column])
+                    worst = v if worst is None or v > worst else worst
+        if worst is None:
+            raise ValueError("no passing %s %s %s in %s" % (step, dtype, tensor, name))
+        return "%.1e" % worst
+
+    def rates(self):
+        """{(step, pass, D, N, causal): tflops} of the standard sweep and its peers."""
+        if self._rates is None:
+            self._rates = {}
+            for name in ("standard.csv", "peers_standard.csv"):
+                with open(self.path(name), newline="") as f:
+                    for row in csv.DictReader(f):
+                        if (row.get("status") != "ok" or row["dtype"] != "bf16"
+                                or row["batch"] != "4" or row["heads"] != "8"
+                                or row["seq_q"] != row["seq_k"] or not row["tflops"]):
+                            continue
+                        key = (row["step"], row["pass"], int(row["head_dim"]),
+                               int(row["seq_q"]), int(row["causal"]))
+                        self._rates[key] = float(row["tflops"])   # the last row of a shape wins
+        return self._rates
+
+    def step_name(self, spec, names):
+        if spec.startswith("sdpa_") or spec in names:
+            return spec
+        if spec.isdigit():
+            for n in names:
+                if re.match(r"%02d_" % int(spec), n):
+                    return n
+        raise ValueError("no step or peer %r in the results" % spec)
+
+
+def parse_opts(words):
+    opts = {"D": [64, 128], "N": [4096, 16384], "causal": [0, 1]}
+    for w in words:
+        k, _, v = w.partition("=")
+        if k not in opts or not v:
+            raise ValueError("unknown option %r" % w)
+        opts[k] = [int(x) for x in v.split(",")]
+    return opts
+
+
+def value(key, res):
+    words = key.split()
+    kind, args = words[0], words[1:]
+    if kind == "pass":
+        counts = res.summary(args[1] if len(args) > 1 else "check.txt")
+        return str(counts[res.step_name(args[0], counts)])
+    if kind == "gpu_pass":
+        counts = res.gpu_grids()[args[1]]
+        return str(counts[res.step_name(args[0], counts)])
+    if kind == "gpu_worst":
+        grids = res.gpu_grids()
+        step = res.step_name(args[0], grids["normal_inputs"])
+        names = args[3].split(",") if len(args) > 3 else sorted(grids)
+        vals = [res._gpu_worst[g][(step, args[1], args[2])] for g in names
+                if (step, args[1], args[2]) in res._gpu_worst[g]]
+        if not vals:
+            raise ValueError("no %s %s of %s in the GPU tests' grids" % (args[1], args[2], step))
+        return max(vals, key=float)
+    if kind in ("check_worst", "check_worst_block"):
+        counts = res.summary("check.txt")
+        name = args[3] if len(args) > 3 else "check.csv"
+        return res.check_worst(res.step_name(args[0], counts), args[1], args[2], name,
+                               "rel_l2" if kind == "check_worst" else "block_rel_l2")
+    if kind == "pass_all":
+        return str(sum(res.summary(args[0] if args else "check.txt").values()))
+    if kind in ("range", "tflops"):
+        rates = res.rates()
+        names = {k[0] for k in rates}
+        if kind == "tflops":
+            a, p, d, n, c = args
+            return "%.1f" % rates[(res.step_name(a, names), p, int(d), int(n), int(c))]
+        a, b, p = res.step_name(args[0], names), res.step_name(args[1], names), args[2]
+        o = parse_opts(args[3:])
+        r = [rates[(a, p, d, n, c)] / rates[(b, p, d, n, c)]
+             for d in o["D"] for n in o["N"] for c in o["causal"]
+             if (a, p, d, n, c) in rates and (b, p, d, n, c) in rates]
+        if not r:
+            raise ValueError("no shape has both %s and %s" % (a, b))
+        return "%.2f–%.2f" % (min(r), max(r))
+    raise ValueError("unknown key %r" % kind)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--check", action="store_true")
+    g.add_argument("--write", action="store_true")
+    ap.add_argument("--results", default="bench/results/h200")
+    ap.add_argument("files", nargs="+")
+    a = ap.parse_args()
+    res = Results(a.results)
+    stale = marks = 0
+    for path in a.files:
+        with open(path) as f:
+            lines = f.read().split("\n")
+        changed = False
+        for i, line in enumerate(lines):
+            def sub(m):
+                nonlocal stale, marks, changed
+                marks += 1
+                try:
+                    v = value(m.group(1), res)
+                except (ValueError, KeyError, IndexError, OSError) as e:
+                    sys.exit("%s:%d: n:%s: %s" % (path, i + 1, m.group(1), e))
+                if v != m.group(2):
+                    stale += 1
+                    changed = True
+                    if a.check:
+                        print("%s:%d: n:%s says %r, the results give %r"
+                              % (path, i + 1, m.group(1), m.group(2), v))
+                return "<!-- n:%s -->%s<!-- /n -->" % (m.group(1), v)
+            lines[i] = MARK.sub(sub, line)
+        if a.write and changed:
+            with open(path, "w") as f:
+                f.write("\n".join(lines))
+    if a.check:
+        print("tools/gen_numbers.py: %d generated numbers in %d files, %d stale"
+              % (marks, len(a.files), stale))
+        return 1 if stale else 0
+    print("tools/gen_numbers.py: %d generated numbers, %d rewritten" % (marks, stale))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
