@@ -64,7 +64,7 @@ btable=$(table_for bwd)
 where="bench/results/$(basename "$results")/"
 header="Forward TFLOP/s on ${gpu:-an unknown GPU} at N = 4096 (the standard bf16 sweep: batch 4, 8 heads), and each as a % of PyTorch SDPA's FlashAttention-2 backend at the same shape."
 bheader="Backward TFLOP/s (2.5 × the forward's FLOPs) at the same shapes, for the steps that have a backward, as a % of the FlashAttention-2 backend's backward."
-footer="Measured on ${gpu:-an unknown GPU}, ${date:-unknown date}${sha:+, commit $sha}${cuda:+, CUDA $cuda}${driver:+, driver $driver}${torch:+, torch $torch} ($where)."
+footer="Measured on ${gpu:-an unknown GPU}, ${date:-unknown date}${sha:+, commit $sha}${cuda:+, CUDA $cuda}${driver:+, driver $driver}${torch:+, torch $torch} ($where; its README names the rows that a later run of one step replaced)."
 
 # Splice: the lines up to and including the begin marker, the table, the lines from the end
 # marker on. Marker lines match with trailing blanks or a CR ignored.

@@ -25,7 +25,8 @@ says how the number is made, from the files of bench/results/<gpu>/ (h200 unless
                            min–max over those shapes of TFLOP/s(A) / TFLOP/s(B), A and B each a
                            step (number or name) or an SDPA peer (sdpa_cudnn, sdpa_flash, ...),
                            PASS fwd or bwd, from standard.csv and peers_standard.csv (bf16,
-                           B = 4, H = 8, Nq = Nk), printed "0.90–1.18" (two decimals)
+                           B = 4, H = 8, Nq = Nk), printed "0.90–1.18" (two decimals; one
+                           number when both ends print alike)
     tflops A PASS D N causal
                            one TFLOP/s value, one decimal
 
@@ -175,7 +176,8 @@ def value(key, res):
              if (a, p, d, n, c) in rates and (b, p, d, n, c) in rates]
         if not r:
             raise ValueError("no shape has both %s and %s" % (a, b))
-        return "%.2f–%.2f" % (min(r), max(r))
+        lo, hi = "%.2f" % min(r), "%.2f" % max(r)
+        return lo if lo == hi else lo + "–" + hi
     raise ValueError("unknown key %r" % kind)
 
 
