@@ -58,9 +58,11 @@ digit(ch) = strstrt("0123456789", ch) - 1
 step_number(s) = (digit(s[1:1]) >= 0 && digit(s[2:2]) >= 0) ? 10 * digit(s[1:1]) + digit(s[2:2]) : 0
 color(s) = is_peer(s) ? word(peer_colors, peer_index(s)) \
                       : word(step_colors, step_number(s) % words(step_colors) + 1)
-dash(s)  = is_peer(s) ? int(word(peer_dashes, peer_index(s))) : 1
+# Step 02 is step 01 with one line changed, and on shapes where Nk is a multiple of 16 they time
+# alike: 02 gets a dashed line and hollow points, so that it shows on top of 01 without hiding it.
+dash(s)  = is_peer(s) ? int(word(peer_dashes, peer_index(s))) : (step_number(s) == 2 ? 3 : 1)
 point(s) = is_peer(s) ? int(word(peer_points, peer_index(s))) \
-                      : int(word(step_points, step_number(s) % words(step_points) + 1))
+                      : step_number(s) == 2 ? 8 : int(word(step_points, step_number(s) % words(step_points) + 1))
 label(s) = is_peer(s) ? peer_label(s) : s
 # A step that adds only a backward runs an earlier step's forward kernel unchanged: drawn in the
 # forward charts, its line would lie exactly on that step's and hide it. Pairs "step:earlier"; the
@@ -81,9 +83,10 @@ shared_note(list, i) = i > words(list) ? "" : \
 # Successive steps that differ in one idea often run at the same speed (01 and 02; 04 and 05 when
 # not causal), and their lines would lie on each other. So even-numbered steps are drawn first,
 # with wide lines and big points, and odd-numbered steps on top of them, narrow and small: where
-# two lines meet, both colours show.
-step_lw(s) = step_number(s) % 2 ? 1.8 : 3.8
-step_ps(s) = step_number(s) % 2 ? 1.0 : 1.6
+# two lines meet, both colours show. Step 02 (hollow points, dashed, above) is the exception: 01 and
+# 02 time alike wherever Nk is a multiple of 16, so 02 is thin, with big hollow points around 01's.
+step_lw(s) = step_number(s) == 2 ? 1.8 : step_number(s) % 2 ? 1.8 : 3.8
+step_ps(s) = step_number(s) == 2 ? 2.4 : step_number(s) % 2 ? 1.0 : 1.6
 _parity(list, i, odd) = i > words(list) ? "" : \
     (step_number(word(list, i)) % 2 == odd ? word(list, i)." " : "") . _parity(list, i + 1, odd)
 draw_order(list) = _parity(list, 1, 0) . _parity(list, 1, 1)

@@ -12,15 +12,19 @@
 # Variables from draw.sh: results, out, plotdir, gpu, date, sha, check_sha.
 
 load plotdir.'/_style.gp'
+# check.txt names one commit per part (a step checked again later has a part of its own): the
+# caption names the first, and says when there are more (the results README lists them).
 if (exists("check_sha") && strlen(check_sha)) {
-    caption = gpu . (strlen(date) ? ", measured " . date : "") . ", commit " . check_sha
+    _slash = strstrt(check_sha, "/")
+    caption = gpu . (strlen(date) ? ", measured " . date : "") . ", commit " . \
+              (_slash ? check_sha[1:_slash - 1] . " (a later step's part: its own run)" : check_sha)
 }
-# check.csv and any later check*.csv beside it (say check12.csv: a step checked in a later run), but
-# not a check-<sha>.csv (an earlier check, if one is ever put beside them).
+# check.csv and any other check*.csv beside it (check_far.csv: the far inputs; a step checked in a
+# later run), named in the caption, but not a check-<sha>.csv (an earlier check).
 check = system(sprintf("for f in '%s'/check*.csv; do case ${f##*/} in check-*) ;; *) [ -s \"$f\" ] && printf '%%s ' \"$f\";; esac; done", results))
 do for [f in check] {
     if (f[strlen(f) - 9:] ne "/check.csv") {
-        caption = caption . sprintf("; %s from %s", distinct(f, '', 'step')[1:strlen(distinct(f, '', 'step')) - 1], f[strstrt(f, "/check") + 1:])
+        caption = caption . sprintf("; and %s", f[strstrt(f, "/check") + 1:])
     }
 }
 measured = 'verdict=PASS|FAIL|XFAIL|XPASS'       # SKIP rows have no numbers

@@ -68,7 +68,7 @@ set lmargin at screen 0.78; set rmargin at screen 0.99; set bmargin at screen 0.
 unset title; unset xlabel; unset ylabel; unset logscale; unset border; unset tics; unset grid
 set xrange [0:1]; set yrange [0:1]
 set key at screen 0.78, 0.80 left top Left reverse samplen 3.5 spacing 1.3 font ",12" title "solid: our steps\n".peer_key
-if (strlen(not_drawn)) { set label 1 shared_note(not_drawn, 1) at screen 0.785, screen 0.08 left font ",11" tc rgb "#505050" }
+if (strlen(not_drawn)) { set label 1 shared_note(not_drawn, 1) at screen 0.785, screen 0.16 left font ",11" tc rgb "#505050" }
 plot for [s in steps_from03] NaN with linespoints lw step_lw(s) pt point(s) ps step_ps(s) lc rgb color(s) title label(s), \
      for [s in all_peers] NaN with linespoints lw 2 dt dash(s) pt point(s) ps 1.1 lc rgb color(s) title label(s)
 unset multiplot

@@ -68,6 +68,7 @@ why_not() {
   local sh=$results/single_head.csv psh=$results/peers_single_head.csv t=$results/tiles.csv
   case $1 in
     forward|backward) [ -s "$b" ] || [ -s "$p" ] || { echo "no standard.csv or peers_standard.csv in $results"; return; } ;;
+    hopper) if [ ! -s "$b" ] || [ ! -s "$p" ]; then echo "it needs both standard.csv and peers_standard.csv in $results"; return; fi ;;
     memory) [ -s "$b" ] || { echo "no standard.csv in $results"; return; } ;;
     ladder) if [ ! -s "$b" ] || [ ! -s "$p" ]; then echo "it needs both standard.csv and peers_standard.csv in $results"; return; fi ;;
     accuracy) [ -s "$results/check.csv" ] || { echo "no check.csv in $results"; return; } ;;
@@ -80,6 +81,9 @@ why_not() {
       local pass=fwd; [ "$1" = backward ] && pass=bwd
       [ $(( $(count "$b" "status=ok pass=$pass dtype=bf16") + $(count "$p" "status=ok pass=$pass dtype=bf16") )) -gt 0 ] \
         || echo "no bf16 $pass rows with status ok in standard.csv or peers_standard.csv" ;;
+    hopper)
+      [ "$(count "$p" "step=sdpa_cudnn status=ok pass=fwd dtype=bf16")" != 0 ] \
+        || echo "no sdpa_cudnn forward rows in peers_standard.csv (the reference)" ;;
     ladder)
       if [ "$(count "$b" "status=ok pass=fwd dtype=bf16 batch=4 heads=8 seq_q=4096")" = 0 ]; then
         echo "no bf16 forward rows at N=4096 in standard.csv"
