@@ -10,11 +10,8 @@
 # does; that needs nvcc, not a GPU. Without a Hopper GPU it says so in one line and exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tmp=$(mktemp -d /tmp/attn-mutant-far-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-git ls-files -z 2>/dev/null | xargs -0 -I{} cp --parents {} "$tmp" 2>/dev/null ||
-    cp -r Makefile common cli bench steps tests "$tmp"
-cd "$tmp"
+source tests/lib/repo_copy.sh
+repo_copy mutant-far
 mkdir -p steps/97_mutant_far
 src=steps/12_backward_wgmma/attention.cu mut=steps/97_mutant_far/attention.cu
 sed -e 's/"12_backward_wgmma"/"97_mutant_far"/' \

@@ -11,11 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shape=4,8,4096,4096,128
-tmp=$(mktemp -d /tmp/attn-mutant-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-git ls-files -z 2>/dev/null | xargs -0 -I{} cp --parents {} "$tmp" 2>/dev/null ||
-    cp -r Makefile common cli bench steps tests "$tmp"
-cd "$tmp"
+source tests/lib/repo_copy.sh
+repo_copy mutant
 mkdir -p steps/96_mutant_tile
 src=steps/05_causal_skip/attention.cu mut=steps/96_mutant_tile/attention.cu
 sed -e 's/"05_causal_skip"/"96_mutant_tile"/' \

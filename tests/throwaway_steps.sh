@@ -5,11 +5,8 @@
 # runs this; it needs nvcc, not a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tmp=$(mktemp -d /tmp/attn-throwaway-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-git ls-files -z 2>/dev/null | xargs -0 -I{} cp --parents {} "$tmp" 2>/dev/null ||
-    cp -r Makefile common cli bench steps tests "$tmp"
-cd "$tmp"
+source tests/lib/repo_copy.sh
+repo_copy throwaway
 mkdir -p steps/97_bf16_only steps/98_missing_lib libgone
 sed -e 's/"02_ragged_mask"/"97_bf16_only"/' \
     -e 's/^    if (p->head_dim > 128) {$/    if (p->dtype != ATTN_BF16) {\n        *why = "throwaway: bf16 only";\n        return ATTN_ERR_UNSUPPORTED;\n    }\n&/' \
