@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""The peers: PyTorch SDPA with each backend forced, timed like our C benchmark.
+"""The peers: PyTorch SDPA with each backend forced, and FlashAttention-4, timed like our C benchmark.
 
     python3 bench/peer_sdpa.py --sweep standard|single_head --out FILE.csv
-                               [--backends flash,cudnn,efficient,math] [--quick]
+                               [--backends flash,cudnn,efficient,math,fa4] [--quick]
+
+fa4 is FlashAttention-4 (PyPI flash-attn-4, its CuTe-DSL sm90 kernels on Hopper), rows named
+`fa4`; it is optional: where the package is not installed the sweep says so in one line and runs
+the others (../shared/tools/fa4-wheels.sh and fa4-install.sh install it on a machine with no
+package index). It takes [B, N, H, D] tensors, so its inputs are made in that layout.
 
 The sweeps come from bench/sweeps.txt, the file `attn bench` reads too (its header says the
 format), so the peers run exactly the steps' shapes, in the same order. Writes the same CSV
@@ -13,9 +18,11 @@ Timing: a warm-up call (output checked finite), then the call captured in a CUDA
 what is timed is the GPU's work alone, as for our steps (a C call that launches kernels): an
 eager call also times Python's and, for the backward, autograd's launch overhead, which at
 N <= 1024 is most of the time. A call that cannot be captured is timed eagerly, and the log says
-so. A replay timed to pick the number of repetitions (~0.3 s in all, 3..30), then for each
-repetition: flush L2 (zero a buffer of twice its size), time just the replay with a pair of
-CUDA events. Median, min and max in ms; the output is checked finite again afterwards. TF32
+so; an eager call is preceded on the stream by torch.cuda._sleep (a GPU spin of ~1 ms) queued
+before the start event, so that Python's launch overhead (FlashAttention-4's dispatch takes
+tens of us) runs while the GPU is still busy and never lands between the two events. A replay
+timed to pick the number of repetitions (~0.3 s in all, 3..30), then for each repetition: flush
+L2 (zero a buffer of twice its size), time just the replay with a pair of CUDA events. Median, min and max in ms; the output is checked finite again afterwards. TF32
 stays at torch's default (off).
 """
 import argparse
@@ -29,7 +36,8 @@ import warnings
 
 HEADER = ("gpu,step,pass,dtype,batch,heads,seq_q,seq_k,head_dim,causal,"
           "ms_median,ms_min,ms_max,tflops,workspace_bytes,status")
-BACKENDS = ("flash", "cudnn", "efficient", "math")
+BACKENDS = ("flash", "cudnn", "efficient", "math", "fa4")
+SLEEP_CYCLES = 2_000_000   # torch.cuda._sleep ahead of an eager call: ~1 ms at 1.98 GHz
 TARGET_S, MIN_REPS, MAX_REPS = 0.3, 3, 30
 # how torch's "... kernel not used because" warnings name each backend
 BACKEND_WORDS = {"flash": r"^flash", "cudnn": r"cudnn", "efficient": r"^memory.efficient", "math": r"^math"}
@@ -120,6 +128,15 @@ def main():
             "skipping the SDPA peers")
         return 0
 
+    fa4 = None
+    if "fa4" in backends:
+        try:
+            from flash_attn.cute.interface import flash_attn_func as fa4
+        except Exception as e:  # not installed (the usual case): the other peers still run
+            log(f"peer_sdpa: FlashAttention-4 is not installed here ({type(e).__name__}: {e}); "
+                "skipping the fa4 rows (../shared/tools/fa4-wheels.sh says how to install it)")
+            backends.remove("fa4")
+
     forced = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
               "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
     dtypes = {"bf16": torch.bfloat16, "fp32": torch.float32}
@@ -150,13 +167,63 @@ def main():
                 g.replay()
                 return out
             return replay
-        except Exception as e:  # not capturable: time the eager call
+        except Exception as e:  # not capturable: time the eager call behind a GPU spin
             torch.cuda.synchronize()
-            log(f"peer_sdpa: eager timing (CUDA graph capture failed: {type(e).__name__}: "
-                f"{(str(e).strip().splitlines() or [''])[0]})")
+            log(f"peer_sdpa: eager timing behind torch.cuda._sleep (CUDA graph capture failed: "
+                f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]})")
+            eager.append(True)
             return call
 
     graphs = []
+    eager = []   # non-empty while the current call is timed eagerly
+
+    def fa4_run_on(side, grad, dt, b, h, nq, nk, d, causal):
+        """FlashAttention-4's call: [B, N, H, D] tensors; a refusal (its asserts and
+        ValueErrors, e.g. an unsupported dtype or head dim) raises Refused."""
+        q = torch.randn(b, nq, h, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
+        k = torch.randn(b, nk, h, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
+        v = (torch.randn(b, nk, h, d, device="cuda", dtype=dtypes[dt]) + 0.5).requires_grad_(grad)
+
+        def fwd():
+            r = fa4(q, k, v, causal=bool(causal))
+            return r[0] if isinstance(r, tuple) else r
+        try:
+            out = fwd()
+        except torch.cuda.OutOfMemoryError:
+            raise
+        except (AssertionError, ValueError, NotImplementedError, TypeError) as e:
+            raise Refused((str(e).strip().splitlines() or [type(e).__name__])[0]) from None
+        if grad:
+            d_o = torch.randn_like(out)
+            call = lambda: torch.autograd.grad(out, (q, k, v), d_o, retain_graph=True)
+        else:
+            call = lambda: (fwd(),)
+        return time_call(call, side)
+
+    def time_call(call, side):
+        """The warm-up, the repetitions' count and the timed repetitions of call on side."""
+        res = call()  # warm-up (FlashAttention-4 compiles its kernel here, once per config)
+        if not finite(*res):
+            raise FloatingPointError("warm-up output has NaN/Inf")
+        eager.clear()
+        call = graphed(call, side)
+
+        def timed(start, end):
+            if eager:
+                torch.cuda._sleep(SLEEP_CYCLES)
+            start.record(); r = call(); end.record(); end.synchronize()
+            return r
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        timed(start, end)  # estimate the time per call
+        reps = min(MAX_REPS, max(MIN_REPS, math.ceil(TARGET_S * 1e3 / max(start.elapsed_time(end), 1e-3))))
+        times = []
+        for _ in range(reps):
+            flush_buf.zero_()
+            res = timed(start, end)
+            times.append(start.elapsed_time(end))
+        if not finite(*res):
+            raise FloatingPointError("timed output has NaN/Inf")
+        return times
 
     def run_one(backend, pas, dt, b, h, nq, nk, d, causal):
         """Returns the list of timed milliseconds; raises Refused, OOM or anything else."""
@@ -167,6 +234,8 @@ def main():
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
+            if backend == "fa4":
+                return fa4_run_on(side, grad, dt, b, h, nq, nk, d, causal)
             return run_on(side, backend, grad, dt, b, h, nq, nk, d, causal)
 
     def run_on(side, backend, grad, dt, b, h, nq, nk, d, causal):
@@ -196,21 +265,7 @@ def main():
                 call = lambda: torch.autograd.grad(out, (q, k, v), d_o, retain_graph=True)
             else:
                 call = lambda: (sdpa(q, k, v, is_causal=bool(causal)),)
-            res = call()  # warm-up
-            if not finite(*res):
-                raise FloatingPointError("warm-up output has NaN/Inf")
-            call = graphed(call, side)
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record(); call(); end.record(); end.synchronize()  # estimate the time per call
-            reps = min(MAX_REPS, max(MIN_REPS, math.ceil(TARGET_S * 1e3 / max(start.elapsed_time(end), 1e-3))))
-            times = []
-            for _ in range(reps):
-                flush_buf.zero_()
-                start.record(); res = call(); end.record(); end.synchronize()
-                times.append(start.elapsed_time(end))
-            if not finite(*res):
-                raise FloatingPointError("timed output has NaN/Inf")
-        return times
+            return time_call(call, side)
 
     plan = [(be, c) for c in configs(sweeps, args.sweep, args.quick) for be in backends]
     # Progress counts work in FLOPs (as the C sweep does), so big shapes weigh in the estimate.
@@ -219,7 +274,7 @@ def main():
     with open(args.out, "w") as f:
         print(HEADER, file=f, flush=True)
         for i, (be, (pas, dt, b, h, nq, nk, d, causal)) in enumerate(plan, 1):
-            step = f"sdpa_{be}"
+            step = "fa4" if be == "fa4" else f"sdpa_{be}"
             shape = f"D={d} N={nq}" if nq == nk else f"D={d} Nq={nq} Nk={nk}"
             what = f"{step} {pas} {dt} {shape} causal={causal}"
             cols, status = ",,,", "ok"

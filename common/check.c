@@ -38,10 +38,11 @@ static const struct { int b, h, nq, nk, d, types; } shapes[] = {
     {1, 2, 63, 65, 64, BF16}, {1, 2, 65, 63, 128, BF16}, {1, 2, 127, 129, 128, BF16},
     {1, 2, 129, 127, 64, BF16}, {1, 1, 1000, 1025, 64, BF16}, {1, 1, 1025, 1000, 128, BF16},
     {1, 1, 1023, 1023, 128, BF16}, {1, 2, 17, 1000, 64, BF16}, {1, 2, 1000, 17, 128, BF16},
-    /* many heads: more 128-row work tiles (B*H*ceil(Nq/128) = 280, 420) than an H200 has SMs
-     * (132), so each block of a persistent grid walks several (step 11) */
+    /* many heads: more work tiles (128 rows: B*H*ceil(Nq/128) = 280, 420; step 12's 192 rows at
+     * D = 64: 280) than an H200 has SMs (132), so each block of a persistent grid walks several
+     * (steps 11 and 12) */
     {1, 140, 130, 140, 128, BF16}, {1, 140, 260, 65, 64, BF16},
-    /* The scheduler of the top forward step (step 11's launch() and kernel: persistent grid of
+    /* The scheduler of the top forward steps (11's and 12's launch() and kernel: persistent grid of
      * 132 blocks on an H200 when not causal, stream-K at D = 128 from 16 key tiles per work tile
      * when the tiles do not fill the rounds, key tile 160 or 176 at D = 128 by use_bc_alt, causal
      * heads in sections of what fits 2/3 of L2). One line per shape: the path it reaches.
@@ -57,12 +58,14 @@ static const struct { int b, h, nq, nk, d, types; } shapes[] = {
     /* 264 = 2 x 132 tiles of 17 key tiles of 176: stream-K off (the rounds are full), each block
      * walks two, its K/V ring and ping-pong turns running on from one into the next (long) */
     {1, 1, 33700, 2900, 128, BF16 | LONG},
-    /* D = 64 (never stream-K): blocks walk 2-3 tiles of 6 key tiles of 192, the last ragged */
+    /* D = 64 (never stream-K): blocks walk 2-3 tiles of 6 key tiles of 192 (step 11) or 8 of
+     * 128 (step 12), the last ragged */
     {1, 300, 1, 1000, 64, BF16},
     /* the alternate key tile with more than one tile: 300 keys as 2 x 160 (the last ragged),
      * not 2 x 176 (use_bc_alt), Nq ragged (128 + 2) */
     {1, 2, 130, 300, 128, BF16},
-    /* many small heads: 2048 work tiles, persistent blocks walk 15-16 each (D = 64: Bc 192; D =
+    /* many small heads: 2048 work tiles, persistent blocks walk 15-16 each (D = 64: Bc 192, or
+     * step 12's 128 with 192-row tiles; D =
      * 128: the split kernel with one key tile, no stream-K); causal: 2048 blocks in sections of
      * 1024 (D = 64) and 512 (D = 128) heads (long) */
     {32, 64, 128, 128, 64, BF16 | LONG}, {32, 64, 128, 128, 128, BF16 | LONG},
@@ -190,7 +193,7 @@ static double *alloc_d(size_t n)
  * That model computes D_i and dP_ij by the same fp32 sequence, so where they cancel exactly
  * (a one-hot row: O rounds to its top key's v, and dP of that key equals D_i to the last bit) its
  * dS is exactly the reference's, which no kernel with D from a separate pass matches: one such
- * case, 1,2,1,50,64 with large scores, gave steps 06 and 12 a dK 3.0e-2 off from 3 ulps of
+ * case, 1,2,1,50,64 with large scores, gave steps 06 and 13 a dK 3.0e-2 off from 3 ulps of
  * dP - D (bench/experiments/12_backward/checks.md). So dQ and dK also take the
  * spread of those two dot products (ref_backward_spread), as it is: already a few standard
  * deviations of a random walk of D roundings, it gets no factor 2. */

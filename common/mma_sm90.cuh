@@ -100,7 +100,7 @@ __device__ __forceinline__ void fence_proxy_async_smem()
 /* wgmma_bf16<N>::ss(d, a, b, acc): d[64 x N] = (acc ? d : 0) + A B, A (64 x 16) and B (16 x N)
  * from shared memory through descriptors, both K-major (A rows and B columns have K contiguous).
  * wgmma_bf16<N>::ss_mn(d, a, b, acc): the same with both MN-major (imm-trans-a = imm-trans-b = 1:
- * A stored [K][M], B stored [K][N]; step 12's dQ = dS K, from dS^T and K as they sit in smem).
+ * A stored [K][M], B stored [K][N]; step 13's dQ = dS K, from dS^T and K as they sit in smem).
  * wgmma_bf16<N>::rs_mn(d, a, b, acc): the same with A from registers (the fragment above) and B
  * MN-major (B's rows, the K index, have N contiguous: the transpose bit, imm-trans-b = 1).
  * bf16 in, fp32 accumulate; both only start the product (see wgmma_commit / wgmma_wait).
@@ -333,7 +333,7 @@ __device__ __forceinline__ void named_bar_arrive(int id, int threads)
 }
 
 /* ------------------------------------------------------------------------------------------
- * Step 12's additions (the backward): bulk copies, without a tensor map, of contiguous bytes.
+ * Step 13's additions (the backward): bulk copies, without a tensor map, of contiguous bytes.
  *
  * cp.async.bulk: `bytes` contiguous bytes global -> shared (both 16-byte aligned, bytes a multiple
  * of 16), completion signalled on an mbarrier like a TMA tile load. */

@@ -41,19 +41,21 @@ num(s) = (epos(s) > 0 && !strstrt(s, ".")) ? real(s[1:epos(s) - 1].".0".s[epos(s
 
 # ---------------------------------------------------------------- one look per step
 # A step's colour and point come from its number (03_... is always the 4th colour), so a
-# step looks the same in every chart; the SDPA peers are black/red/greys and dashed. The Hopper
-# steps (07 on) share the top of the throughput charts with the peers, so their five colours are
-# far apart in hue (olive, navy, dark orange, plum, teal) and their points all differ.
-step_colors = "#1f77b4 #ff7f0e #2ca02c #9467bd #8c564b #e377c2 #17becf #bcbd22 #393b79 #e6550d #7b4173 #1b9e77 #a6761d"
+# step looks the same in every chart; the peers are dashed: SDPA's black/red/greys and
+# FlashAttention-4 magenta. The Hopper steps (07 on) share the top of the throughput charts with
+# the peers, so their colours are far apart in hue (olive, navy, dark orange, plum, teal, brown,
+# green) and their points differ.
+step_colors = "#1f77b4 #ff7f0e #2ca02c #9467bd #8c564b #e377c2 #17becf #bcbd22 #393b79 #e6550d #7b4173 #1b9e77 #a6761d #4d9221"
 step_points = "7 5 9 13 11 15 7 5 9 13 11 15"
-peers       = "sdpa_flash sdpa_cudnn sdpa_efficient sdpa_math"
-peer_colors = "#000000 #b2182b #636363 #a6a6a6"
-peer_dashes = "2 4 3 5"
-peer_points = "6 4 8 12"
+peers       = "sdpa_flash sdpa_cudnn sdpa_efficient sdpa_math fa4"
+peer_colors = "#000000 #b2182b #636363 #a6a6a6 #c51b7d"
+peer_dashes = "2 4 3 5 2"
+peer_points = "6 4 8 12 10"
 peer_label(s) = s eq "sdpa_flash" ? "SDPA flash (FA2)" : s eq "sdpa_cudnn" ? "SDPA cuDNN" : \
-                s eq "sdpa_efficient" ? "SDPA mem-efficient" : s eq "sdpa_math" ? "SDPA math" : s
-peer_index(s) = s eq "sdpa_flash" ? 1 : s eq "sdpa_cudnn" ? 2 : s eq "sdpa_efficient" ? 3 : 4
-is_peer(s) = strstrt(s, "sdpa_") == 1
+                s eq "sdpa_efficient" ? "SDPA mem-efficient" : s eq "sdpa_math" ? "SDPA math" : \
+                s eq "fa4" ? "FlashAttention-4" : s
+peer_index(s) = s eq "sdpa_flash" ? 1 : s eq "sdpa_cudnn" ? 2 : s eq "sdpa_efficient" ? 3 : s eq "fa4" ? 5 : 4
+is_peer(s) = strstrt(s, "sdpa_") == 1 || s eq "fa4"
 digit(ch) = strstrt("0123456789", ch) - 1
 step_number(s) = (digit(s[1:1]) >= 0 && digit(s[2:2]) >= 0) ? 10 * digit(s[1:1]) + digit(s[2:2]) : 0
 color(s) = is_peer(s) ? word(peer_colors, peer_index(s)) \
@@ -68,7 +70,7 @@ label(s) = is_peer(s) ? peer_label(s) : s
 # forward charts, its line would lie exactly on that step's and hide it. Pairs "step:earlier"; the
 # forward charts (forward, causal, ladder, memory) leave such a step out and say so, the backward
 # and accuracy charts draw it. A name not in the CSVs changes nothing.
-forward_shared = "06_backward:05_causal_skip 12_backward_wgmma:11_persistent"
+forward_shared = "06_backward:05_causal_skip 13_backward_wgmma:12_three_warpgroups"
 shares_forward(s) = strstrt(" ".forward_shared." ", " ".s.":") > 0
 forward_source(s) = (_fs = word(forward_shared, sum [i = 1:words(forward_shared)] \
                        (strstrt(word(forward_shared, i), s.":") == 1 ? i : 0)), _fs[strstrt(_fs, ":") + 1:])
@@ -91,7 +93,7 @@ _parity(list, i, odd) = i > words(list) ? "" : \
     (step_number(word(list, i)) % 2 == odd ? word(list, i)." " : "") . _parity(list, i + 1, odd)
 draw_order(list) = _parity(list, 1, 0) . _parity(list, 1, 1)
 # How the peers were timed, for the keys.
-peer_key = "dashed: PyTorch SDPA,\ntimed as CUDA-graph replays"
+peer_key = "dashed: the peers (PyTorch SDPA,\nFlashAttention-4), timed as\nCUDA-graph replays"
 
 # Log-axis limits on the 1-2-5 ladder: the nearest 1, 2 or 5 × 10^k at or below v.
 _dec(v) = 10**floor(log10(v) + 1e-9)        # (1e-9: log10(1000) is 2.9999999999999996)
@@ -103,11 +105,13 @@ log_tics = '("0.01" 0.01, "0.02" 0.02, "0.05" 0.05, "0.1" 0.1, "0.2" 0.2, "0.5" 
 # "#1f77b4" -> 0x1f77b4, for "lc rgb variable" (one plot element, a colour per point).
 hexval(ch) = strstrt("0123456789abcdef", ch) - 1
 rgbint(c) = sum [i = 2:7] hexval(c[i:i]) * 16**(7 - i)
-# The peers present in a space-separated list, in the fixed order flash, cudnn, efficient, math.
+# The peers present in a space-separated list, in the fixed order flash, cudnn, efficient, math,
+# fa4.
 only_peers(list) = (strstrt(" ".list." ", " sdpa_flash ") ? "sdpa_flash " : "") . \
                    (strstrt(" ".list." ", " sdpa_cudnn ") ? "sdpa_cudnn " : "") . \
                    (strstrt(" ".list." ", " sdpa_efficient ") ? "sdpa_efficient " : "") . \
-                   (strstrt(" ".list." ", " sdpa_math ") ? "sdpa_math " : "")
+                   (strstrt(" ".list." ", " sdpa_math ") ? "sdpa_math " : "") . \
+                   (strstrt(" ".list." ", " fa4 ") ? "fa4 " : "")
 
 # Sequence-length axis, log2 from 512 to 32768.
 set_n_axis = 'set logscale x 2; set xrange [420:40000]; \

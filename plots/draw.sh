@@ -10,7 +10,7 @@
 # appear once a run has their rows), but a chart the inputs allow that does not come out is an
 # error (exit status 1). The steps are read from the CSVs, so a new step shows up in every chart
 # without a change to these scripts; the one fact about steps the scripts hold is which step runs
-# an earlier step's forward kernel unchanged (forward_shared in _style.gp: 06 runs 05's, 12 runs 11's).
+# an earlier step's forward kernel unchanged (forward_shared in _style.gp: 06 runs 05's, 13 runs 12's).
 set -euo pipefail
 
 die() { echo "draw.sh: $*" >&2; exit 1; }
@@ -49,7 +49,7 @@ fi
 gpu=${gpu:-unknown GPU}
 date=$(meta date)
 sha=$(meta git_sha)
-# rows appended later from another run name it here (meta.txt's `later=`, e.g. step 12's rows)
+# rows appended later from another run name it here (meta.txt's `later=`, e.g. step 13's rows)
 later=$(meta later)
 # attn check may run on a later commit than the sweeps: its log's first line names it
 # every commit check.txt names (a log joined from several runs names each at its part's start)

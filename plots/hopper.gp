@@ -1,7 +1,7 @@
-# hopper.png: the top of forward.png, readable. The Hopper steps (07 on) and FlashAttention-2,
-# each as its forward TFLOP/s over SDPA cuDNN's at the same shape (1 = cuDNN's speed), on a linear
+# hopper.png: the top of forward.png, readable. The Hopper steps (07 on), FlashAttention-2 and,
+# where the peers' CSV has its rows, FlashAttention-4, each as its forward TFLOP/s over SDPA cuDNN's at the same shape (1 = cuDNN's speed), on a linear
 # axis, against N, four panels (D = 64, 128 × non-causal, causal). A step whose forward is an
-# earlier step's kernel (12) is left out, as in forward.png.
+# earlier step's kernel (13) is left out, as in forward.png.
 # Variables from draw.sh: results, out, plotdir, gpu, date, sha.
 
 load plotdir.'/_style.gp'
@@ -42,7 +42,8 @@ do for [r = 0:1] {
     if (r == 1) { set xlabel "sequence length N (tokens; N_q = N_k)" } else { unset xlabel }
     where = sprintf("%s head_dim=%d causal=%d", base, d, r)
     steps = hopper(own_forward(distinct(ours, where, 'step'), 1), 1)
-    series = "sdpa_flash ".draw_order(steps)
+    fa4 = have(theirs) && strlen(distinct(theirs, where.' step=fa4', 'step')) ? "fa4 " : ""
+    series = "sdpa_flash ".fa4.draw_order(steps)
     do for [s in series] { if (!strstrt(all_series, s." ")) { all_series = all_series.s." " } }
     plot for [s in series] ratio(where, s) using 1:2 with linespoints \
            lw (is_peer(s) ? 2 : step_lw(s)) dt dash(s) pt point(s) ps (is_peer(s) ? 1.1 : step_ps(s)) lc rgb color(s)
@@ -52,7 +53,7 @@ set lmargin at screen 0.78; set rmargin at screen 0.99; set bmargin at screen 0.
 unset title; unset xlabel; unset ylabel; unset logscale; unset border; unset tics; unset grid; unset arrow 1
 set xrange [0:1]; set yrange [0:1]
 set key at screen 0.78, 0.865 left top Left reverse samplen 3.5 spacing 1.3 font ",12" title "dashed line at 1: SDPA cuDNN"
-key_list = system(sprintf("echo '%s' | tr ' ' '\\n' | grep . | sort | tr '\\n' ' '", all_series))   # steps in order, then FA2
+key_list = system(sprintf("echo '%s' | tr ' ' '\\n' | grep . | sort | tr '\\n' ' '", all_series))   # steps in order, then FA4, FA2
 plot for [s in key_list] NaN with linespoints lw (is_peer(s) ? 2 : step_lw(s)) dt dash(s) pt point(s) \
        ps (is_peer(s) ? 1.1 : step_ps(s)) lc rgb color(s) title label(s)
 unset multiplot

@@ -1,6 +1,6 @@
 # ladder.png: the ladder. Top: each step's forward TFLOP/s at N = 4096 as % of PyTorch SDPA flash
 # (FA2) at the same (D, causal), four bars per step (D = 64, 128 × non-causal, causal), the cuDNN
-# backend as a reference at the end; not a step whose forward is an earlier step's kernel (06).
+# backend and FlashAttention-4 (where measured) as references at the end; not a step whose forward is an earlier step's kernel (06).
 # Bottom: the same for the backward, the steps that have one.
 # Variables from draw.sh: results, out, plotdir, gpu, date, sha.
 
@@ -12,11 +12,12 @@ where_for(p) = sprintf('status=ok pass=%s dtype=bf16 batch=4 heads=8 seq_q=%d se
 where = where_for('fwd')
 
 # The groups, left to right: our steps in step order (not a step whose forward is an earlier
-# step's kernel: its bars would repeat that step's), then cuDNN if it was measured.
+# step's kernel: its bars would repeat that step's), then cuDNN and FlashAttention-4 if measured.
 all_ours = distinct(ours, where, 'step')
 not_drawn = shared_forward(all_ours, 1)
-order = own_forward(all_ours, 1) . (have(theirs) ? distinct(theirs, where.' step=sdpa_cudnn', 'step') : "")
-border = distinct(ours, where_for('bwd'), 'step') . (have(theirs) ? distinct(theirs, where_for('bwd').' step=sdpa_cudnn', 'step') : "")
+refs(w) = have(theirs) ? distinct(theirs, w.' step=sdpa_cudnn', 'step') . distinct(theirs, w.' step=fa4', 'step') : ""
+order = own_forward(all_ours, 1) . refs(where)
+border = distinct(ours, where_for('bwd'), 'step') . refs(where_for('bwd'))
 
 # One line per bar: group, config (1 D64, 2 D128, 3 D64 causal, 4 D128 causal), % of FA2, TFLOP/s.
 # peers_standard.csv is read first, so FA2's number for each config is known when a step needs it.

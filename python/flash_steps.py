@@ -35,7 +35,7 @@ Which backward runs (backward_step=None): the step's own when it has one that su
 problem (06 has one; 00 too, so step=0 stays the materialized baseline both ways). For a
 forward-only step (most of them, the fastest forwards included): the highest-numbered built step
 that has a backward, fits this GPU and supports the problem, the fastest backward by the same
-construction of the series. That is step 12 on a Hopper GPU and step 06 elsewhere (a later
+construction of the series. That is step 13 on a Hopper GPU and step 06 elsewhere (a later
 backward step once it is built), and step 00's materialized backward only when no other can do
 the problem (today: fp32, or a head dim other than 64 and 128). It is fed with the forward step's O and lse: the contract
 fixes what lse means, so any forward pairs with any backward. choose_backward() says which it is;
@@ -332,7 +332,7 @@ def choose_backward(q, k, v, causal=False, scale=None, step=None):
     """The Step whose backward differentiates attention(q, k, v, causal, scale, step) when
     backward_step=None: the forward step's own backward if it has one that supports the problem,
     else the highest-numbered built step with a backward that fits this GPU and supports it
-    (step 12 on Hopper, step 06 elsewhere; step 00 only when no other can; see the module's doc)."""
+    (step 13 on Hopper, step 06 elsewhere; step 00 only when no other can; see the module's doc)."""
     _need_torch()
     q4, k4, _, _ = _as_4d(q, k, v)
     p = _problem(q4, k4, causal, scale)
@@ -445,7 +445,7 @@ def _forward(s, p, q4, k4, v4):
 def _backward_step(s, p, cc):
     """The step whose backward follows step s's forward on p, on a GPU of compute capability cc:
     s's own if it has a backward that takes p, else the highest-numbered built step that has a
-    backward, fits cc and supports p (the fastest: 12 on Hopper, 06 elsewhere);
+    backward, fits cc and supports p (the fastest: 13 on Hopper, 06 elsewhere);
     step 00 is the lowest-numbered, so it is taken only when no other backward can do p."""
     if s.has_backward and s.supports(p, True)[0] == ATTN_OK:
         return s
@@ -502,7 +502,7 @@ class FlashAttention(torch.autograd.Function if torch is not None else _NoTorchF
 
     Returns O (and lse when return_lse). Saves L, the lse, as (B, Nq) for 3-D inputs and
     (B, H, Nq) for 4-D ones, with q, k, v and O, for the backward: the forward step's own when it
-    has one that supports the problem, else the fastest built backward that does (step 12 on
+    has one that supports the problem, else the fastest built backward that does (step 13 on
     Hopper, 06 elsewhere; step 00's only when no other can), or backward_step when given (see
     the module's doc)."""
 
@@ -545,7 +545,7 @@ def attention(q, k, v, causal=False, scale=None, step=None, return_lse=False, ba
     scale defaults to 1/sqrt(D). step=None takes the highest-numbered built step that fits this
     GPU and supports the problem (the fastest, by the construction of the series; see the module
     doc for the one exception), step=N or a name picks one. The backward is the forward step's
-    own if it has one for the problem, else the fastest built backward that supports it (step 12
+    own if it has one for the problem, else the fastest built backward that supports it (step 13
     on Hopper, 06 elsewhere; step 00's materialized backward only when no other can);
     backward_step=N picks one.
     Returns O, or (O, lse) with return_lse=True, lse float32 (B, H, Nq) ((B, Nq) for 3-D inputs,

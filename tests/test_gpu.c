@@ -645,15 +645,15 @@ Test(gpu, top_step_two_problems_on_two_streams, .timeout = 600)
     }
 }
 
-/* Step 12's backward launches causal blocks in sections of heads (bwd_heads_per_section): the
+/* Step 13's backward launches causal blocks in sections of heads (bwd_heads_per_section): the
  * grid's shapes have a few heads and make one section, in which the order is the plain one (key
  * tile 0 of every head first). These have many heads and make two, three and four sections on an
  * H200's 132 SMs (as many or more on a GPU with fewer), with ragged Nq and Nk in the last one: every
  * gradient against the reference (step 00 in fp32: long cases), outputs poisoned first. */
-Test(gpu, step12_causal_sections_of_heads, .timeout = 300)
+Test(gpu, step13_causal_sections_of_heads, .timeout = 300)
 {
     need_gpu();
-    const attn_step *s = step("12");
+    const attn_step *s = step("13");
     const char *why = NULL;
     if (!attn_gpu_fits(s, gpu_cc(), &why))
         cr_skip_test("%s does not run on this GPU: %s", s->name, why ? why : "");

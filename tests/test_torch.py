@@ -256,7 +256,7 @@ def test_cpu_tensors_rejected():
 class FakeBackwardStep:
     """Stands in for a future step with a backward of its own (a Hopper backward): fits sm_90
     only, supports every bf16 problem."""
-    name, number, summary, has_backward = "12_fake_hopper_backward", 12, "fake", True
+    name, number, summary, has_backward = "98_fake_hopper_backward", 98, "fake", True
     cc_min, cc_max, gpu_why = 90, 90, "Hopper only"
 
     def fits(self, cc):
@@ -272,7 +272,7 @@ class FakeBackwardStep:
 def test_default_backward_is_the_fastest_that_can(monkeypatch):
     """Without a GPU (supports() is host code): a forward-only step is differentiated by the
     highest-numbered built step whose backward fits the GPU and supports the problem (bf16 D = 64
-    or 128: 12 on Hopper, 06 before), step 00 only where none other can (fp32); a step with its
+    or 128: 13 on Hopper, 06 before), step 00 only where none other can (fp32); a step with its
     own backward uses it; a later backward step is picked up without a change to flash_steps."""
     if not STEPS:
         pytest.skip("no steps built: run make")
@@ -301,7 +301,7 @@ def test_default_backward_is_the_fastest_that_can(monkeypatch):
                     assert fs._backward_step(s, p, cc) is s, "%s does not use its own" % s.name
     if "06_backward" in STEPS:
         p = fs.Problem(4, 8, 1024, 1024, 128, 1, fs.ATTN_BF16, 128 ** -0.5)
-        hopper = "12_backward_wgmma" if "12_backward_wgmma" in STEPS else "06_backward"
+        hopper = "13_backward_wgmma" if "13_backward_wgmma" in STEPS else "06_backward"
         assert fs._backward_step(fwd_only[-1], p, 90).name == hopper
         assert fs._backward_step(fwd_only[-1], p, 80).name == "06_backward"
         p.dtype = fs.ATTN_FP32

@@ -1,6 +1,6 @@
-/* Step 12: the Hopper backward (sm_90a). The forward is step 11's, unchanged.
+/* Step 13: the Hopper backward (sm_90a). The forward is step 12's, unchanged.
  *
- * The change against step 11: a backward, built from the Hopper machinery of steps 07-11 instead
+ * The change against step 12: a backward, built from the Hopper machinery of steps 07-12 instead
  * of step 06's mma.sync. The math is step 06's (P recomputed from lse, Di = rowsum(dO o O),
  * dS = P o (dP - Di)); what changes is who computes what, and where the operands live:
  *   - A block owns 128 keys: their K and V tiles sit in shared memory for the whole block, and
@@ -37,8 +37,8 @@
  * each). Hopper only. One block of 384 threads per SM; shared memory 194 KB (D = 128) / 195 KB
  * (D = 64). Workspace: (padded Nq) x (D + 2) x 4 bytes per head (65 MB at 4,8,4096,4096,128).
  *
- * Run:  build/attn run --step 12 --shape 4,8,4096,4096,128 --backward   (needs an H100 / H200)
- *       make diff A=11 B=12      (the forward is step 11's: the diff is the backward)
+ * Run:  build/attn run --step 13 --shape 4,8,4096,4096,128 --backward   (needs an H100 / H200)
+ *       make diff A=12 B=13      (the forward is step 12's: the diff is the backward)
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -51,23 +51,25 @@
 typedef __nv_bfloat16 bf16;
 
 /* Tiles per head dim: NWG consumer warpgroups of 64 query rows each (Br = 64 * NWG). Bc keys per
- * tile when causal (square diagonal tiles); when not, Bc_full, or at D = 128 Bc_alt where the
- * problem's Nk fits it better (use_bc_alt). */
+ * tile when causal; when not, Bc_full, or at D = 128 Bc_alt where the problem's Nk fits it better
+ * (use_bc_alt). Register reallocation: the block starts with 65536 / (128 (NWG + 1)) registers per
+ * thread (168 for 384 threads, 128 for 512); the producer warpgroup drops to PRODUCER_REGS and the
+ * consumers rise to CONSUMER_REGS, within 65536 in all. D = 64: three consumers, 192-row tiles,
+ * 24*128 + 3*160*128 = 64512 (FlashAttention-3's D = 64 split), so at most 128 keys per tile (S,
+ * P and O in 160 registers). D = 128: two, 24*128 + 2*240*128 = 64512 (FlashAttention-3's
+ * D = 128 split). */
 template <int D> struct Tiles;
 template <> struct Tiles<64> {
-    static constexpr int NWG = 2, Bc = 128, Bc_full = 192;
+    static constexpr int NWG = 3, Bc = 128, Bc_full = 128;
+    static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 160;
 };
 template <> struct Tiles<128> {
     static constexpr int NWG = 2, Bc = 128, Bc_full = 176, Bc_alt = 160;
+    static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
 
 constexpr int WG = 128;   /* threads per warpgroup */
 constexpr int STAGES = 2; /* K/V ring depth (FA3: 2): stage j % STAGES holds K_j and V_j */
-
-/* Register reallocation: the block starts with 65536 / 384 -> 168 registers per thread; the
- * producer warpgroup drops to 24 and the two consumers rise to 240 (24*128 + 2*240*128 = 64512
- * <= 65536, FA3's D=128 split). */
-constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 
 /* Shared-memory bytes of one tile of `rows` rows x D bf16: D/64 swizzle atoms side by side, each
  * rows x 128 bytes. */
@@ -321,7 +323,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
 
     if (wg == NWG) {
         /* ------------------------------------------------------------------ the producer */
-        setmaxnreg_dec<PRODUCER_REGS>();   /* all 4 warps: the instruction is warpgroup-wide */
+        setmaxnreg_dec<Tiles<D>::PRODUCER_REGS>();   /* all 4 warps: warpgroup-wide */
         if (tid % WG == 0) {   /* one thread issues every copy */
             tma_prefetch_map(&tmQ);
             tma_prefetch_map(&tmK);
@@ -343,7 +345,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     }
 
     /* -------------------------------------------------------------------------- consumers */
-    setmaxnreg_inc<CONSUMER_REGS>();   /* waits until the producer's registers are back */
+    setmaxnreg_inc<Tiles<D>::CONSUMER_REGS>();   /* waits for the producer's registers */
     const uint32_t q_wg = sQ + 64 * 128 * wg;   /* this warpgroup's 64 rows in each Q atom */
 
     float o[D / 2];        /* O accumulator, 64 x D per warpgroup (layout: mma_sm90.cuh) */
@@ -362,11 +364,12 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     };
     /* Ping-pong turns: warpgroup w waits on named barrier 1 + w for its turn (its own 128
      * threads + the 128 of the one before it, which arrive there when they have issued), issues,
-     * then hands the turn on to w + 1. Per work tile every warpgroup issues n_tiles + 1 times,
-     * so the turns run on from one work tile into the next; the last warpgroup's first arrival
-     * is the initial one below and it skips its very last, so each barrier sees exactly as many
-     * arrivals as waits and none is left pending at exit. */
-    static_assert(NWG == 2, "the turns are written for two warpgroups");
+     * then hands the turn on to (w + 1) % NWG: 0, 1, 0, ... with two warpgroups, 0, 1, 2, 0, ...
+     * with three. Per work tile every warpgroup issues n_tiles + 1 times, so the turns run on
+     * from one work tile into the next; the last warpgroup's first arrival is the initial one
+     * below and it skips its very last, so each barrier sees exactly as many arrivals as waits
+     * and none is left pending at exit. */
+    static_assert(NWG >= 2 && NWG <= 3, "named barriers 1 .. NWG; 4 warpgroups fill the block");
     auto my_turn = [&]() { named_bar_sync(1 + wg, 2 * WG); };
     auto your_turn = [&](bool last) {
         if (!(last && wg == NWG - 1))
@@ -551,7 +554,14 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
  *   bwd_convert_dq  dQ = scale dq_acc, to bf16, in [B, H, Nq, D]
  * Query rows are padded to whole tiles of Br_B: lse2 = +inf and Di = 0 there, so a padded row's
  * P = 2^(S c - inf) = 0 and it adds nothing, with no mask. */
+/* The mask's moves (bwd_main, at key[]): a key past Nk goes PAST later, and, not causal, every
+ * query LATER, so one compare masks both; supports() keeps Nq and Nk below LATER. A moved key's
+ * uint32 swizzle offset is its row's: */
+constexpr int PAST = 1 << 30, LATER = 1 << 29;
+static_assert(sw128_offset(PAST + 77, 5) == sw128_offset(77, 5), "a moved key keeps its row's offset");
 constexpr int BWD_BC = 128;     /* keys per block: two consumer warpgroups of 64 (wgmma's M) */
+/* registers: the producer warpgroup 24, the two consumers 240 (dK and dV hold 128 per thread) */
+constexpr int BWD_PRODUCER_REGS = 24, BWD_CONSUMER_REGS = 240;
 /* query rows per tile of the loop, the N of S^T and dP^T: 64 at D = 128 (registers: dK and dV
  * take 128 per thread), 128 at D = 64 (twice the products per tile for the same bookkeeping) */
 template <int D> __host__ __device__ constexpr int bwd_br() { return D == 64 ? 128 : 64; }
@@ -632,7 +642,7 @@ bwd_preprocess(const bf16 *__restrict__ dO, const bf16 *__restrict__ O,
 
 /* grid: ceil(Nk / 128) * B*H blocks, one per (key tile, head): not causal, the key tiles of a
  * head side by side (they share its Q, dO and dQ accumulator in L2); causal, the heads in
- * sections of hps (bwd_heads_per_section; step 11's forward has sections too), and in a section
+ * sections of hps (bwd_heads_per_section; step 12's forward has sections too), and in a section
  * key tile 0 of every head first (the longest: it sees every query tile), then key tile 1, ...
  * block: consumer warpgroups 0, 1 (keys 0-63, 64-127 of the tile) + the producer warpgroup 2.
  * Q, dO: tensor maps with 64-row boxes; K, V: 128-row boxes.
@@ -690,7 +700,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
 
     if (wg == 2) {
         /* ------------------------------------------------------------------ the producer */
-        setmaxnreg_dec<PRODUCER_REGS>();
+        setmaxnreg_dec<BWD_PRODUCER_REGS>();
         if (tid % WG == 0 && n_iter > 0) {
             tma_prefetch_map(&tmQ);
             tma_prefetch_map(&tmdO);
@@ -712,20 +722,24 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
     }
 
     /* -------------------------------------------------------------------------- consumers */
-    setmaxnreg_inc<CONSUMER_REGS>();
+    setmaxnreg_inc<BWD_CONSUMER_REGS>();
     const int kw0 = k0 + 64 * wg;   /* this warpgroup's first key */
-    const int key[2] = {kw0 + 16 * warp + g, kw0 + 16 * warp + g + 8};   /* a = 0, 1 */
-    /* The softmax's mask, decided once: query q drops key[a] when kmask[a] > q. Causal: kmask is
-     * the key (query q sees keys <= q). A key past Nk, the last key tile's padding, comes after
-     * every query: TMA filled those keys with zeros, so S = 0 there, and 2^(0 - lse2) overflows to
-     * +inf on a row whose scores all sit far below zero (then dQ += inf * 0 = NaN); masked, they
-     * add exactly nothing, whatever the row's lse. Else never. Only the tiles with a masked pair
-     * run the mask (q0 < mask_below): causal ones with a key after one of their queries, and the
-     * last key tile when it has keys past Nk. Decided here, the loop's mask stays one compare and
-     * one select per score, as the causal mask alone was; worked out in the loop, it made the
-     * compiler split the loop in two and move the wait for dP^T, 1.5 % slower at D = 128. */
-    const int kmask[2] = {key[0] >= Nk ? INT_MAX : causal ? key[0] : INT_MIN,
-                          key[1] >= Nk ? INT_MAX : causal ? key[1] : INT_MIN};
+    /* This thread's two keys (a = 0, 1) and the softmax's mask, in one compare: query q drops
+     * key[a] when key[a] > q + q_shift. Causal, q_shift = 0: query q sees keys <= q. A key past
+     * Nk, the last key tile's padding, is moved PAST = 2^30 later, after every query: TMA filled
+     * those keys with zeros, so S = 0 there, and 2^(0 - lse2) overflows to +inf on a row whose
+     * scores all sit far below zero (then dQ += inf * 0 = NaN); masked, they add exactly
+     * nothing, whatever the row's lse. Not causal, the queries move LATER = 2^29 on, after every
+     * real key and before every moved one. Only the tiles with a masked pair run the mask
+     * (q0 < mask_below): causal ones with a key after one of their queries, and the last key
+     * tile when it has keys past Nk. A separate mask value per key (the key, or "never", or
+     * "always") costs a register, and at D = 128 that register spills: 2 % slower. The key
+     * itself stays a row index everywhere below: a moved key's row, key - k0 + 2^30, gives the
+     * right uint32 swizzle offset (2^30 rows x 128 bytes is a multiple of 2^32; a static_assert
+     * at PAST checks it), and the last stores skip it (key >= Nk). */
+    const int key[2] = {kw0 + 16 * warp + g + (kw0 + 16 * warp + g >= Nk ? PAST : 0),
+                        kw0 + 16 * warp + g + 8 + (kw0 + 16 * warp + g + 8 >= Nk ? PAST : 0)};
+    const int q_shift = causal ? 0 : LATER;
     const int mask_below = kw0 + 64 > Nk ? INT_MAX : causal ? kw0 + 63 : INT_MIN;
     const uint32_t k_wg = sK + 64 * 128 * wg, v_wg = sV + 64 * 128 * wg;
     float dv[D / 2], dk[D / 2];   /* 64 keys x D each, across the whole loop */
@@ -753,7 +767,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         wgmma_commit();
 
         /* P^T = 2^(S^T c - lse2) while dP^T still runs; s[4j + 2a + b] is key[a], query
-         * q0 + 8j + 2t + b, masked as kmask says. At D = 128 lse2's first two pairs are read
+         * q0 + 8j + 2t + b, masked as said at key[]. At D = 128 lse2's first two pairs are read
          * before the wait, so the first exponents need not wait for shared memory after it (all
          * eight pairs cost spills; D = 64 has no registers to spare). */
         float2 l01[2];
@@ -764,18 +778,19 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         wgmma_wait<1>();
         reg_fence(s);
         const bool mask = q0 < mask_below;
+        const int qs0 = q0 + q_shift;
 #pragma unroll
         for (int j = 0; j < Br / 8; j++) {
             const float2 l = SPLIT_N && j < 2 ? l01[j & 1]
                                               : *reinterpret_cast<const float2 *>(L + 8 * j + 2 * t);
 #pragma unroll
             for (int a = 0; a < 2; a++) {
-                const int q = q0 + 8 * j + 2 * t;
                 float p0 = ex2_approx(fmaf(s[4 * j + 2 * a], c, -l.x));
                 float p1 = ex2_approx(fmaf(s[4 * j + 2 * a + 1], c, -l.y));
                 if (mask) {
-                    p0 = kmask[a] > q ? 0.f : p0;
-                    p1 = kmask[a] > q + 1 ? 0.f : p1;
+                    const int qs = qs0 + 8 * j + 2 * t;
+                    p0 = key[a] > qs ? 0.f : p0;
+                    p1 = key[a] > qs + 1 ? 0.f : p1;
                 }
                 s[4 * j + 2 * a] = p0;
                 s[4 * j + 2 * a + 1] = p1;
@@ -997,6 +1012,11 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
             *why = "the backward takes head_dim 64 or 128 only (tiles are compiled per D)";
             return ATTN_ERR_UNSUPPORTED;
         }
+        if (p->seq_q >= LATER || p->seq_k >= LATER) {
+            *why = "the backward takes Nq and Nk below 2^29 (its mask moves padded keys 2^30 later; "
+                   "such a problem would not fit in memory anyway)";
+            return ATTN_ERR_UNSUPPORTED;
+        }
         if ((size_t)p->batch * p->heads * ((p->seq_k + BWD_BC - 1) / BWD_BC) > 2147483647u) {
             *why = "B*H*ceil(Nk/128) above 2^31-1 blocks (the grid limit)";
             return ATTN_ERR_UNSUPPORTED;
@@ -1018,7 +1038,7 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
     }
     const int Br = 64 * (p->head_dim == 64 ? Tiles<64>::NWG : Tiles<128>::NWG);
     if ((size_t)p->batch * p->heads * ((p->seq_q + Br - 1) / Br) > 2147483647u) {
-        *why = "B*H*ceil(Nq/128) above 2^31-1 work tiles (the grid limit)";
+        *why = "B*H*ceil(Nq/Br) above 2^31-1 work tiles (the grid limit; Br = 192 at D = 64, 128 at 128)";
         return ATTN_ERR_UNSUPPORTED;
     }
     *why = NULL;
@@ -1278,7 +1298,7 @@ static attn_status backward(const attn_problem *p, const void *q, const void *k,
 }
 
 extern "C" const attn_step attn_step_info = {
-    "12_backward_wgmma",
+    "13_backward_wgmma",
     "the Hopper backward: per key tile, wgmma for S^T, dP^T, dV, dK, dQ; TMA ring, producer warpgroup, dQ by bulk reduce-add",
     supports, workspace_bytes, forward, backward, nullptr, 90, 90,
     "needs a Hopper GPU (sm_90a): TMA, wgmma, setmaxnreg",

@@ -1,0 +1,1 @@
+12_three_warpgroups_ARCH := -gencode arch=compute_90a,code=sm_90a
