@@ -81,7 +81,7 @@ shared_forward(list, i) = i > words(list) ? "" : \
     (shares_forward(word(list, i)) ? word(list, i)." " : "") . shared_forward(list, i + 1)
 # The line a forward chart prints for each step it leaves out.
 shared_note(list, i) = i > words(list) ? "" : \
-    sprintf("not drawn: %s,\nits forward is %s's kernel\n", word(list, i), forward_source(word(list, i))) . shared_note(list, i + 1)
+    sprintf("not drawn: %s,\nits forward is step %s's kernel\n", word(list, i), forward_source(word(list, i))[1:2]) . shared_note(list, i + 1)
 # Successive steps that differ in one idea often run at the same speed (01 and 02; 04 and 05 when
 # not causal), and their lines would lie on each other. So even-numbered steps are drawn first,
 # with wide lines and big points, and odd-numbered steps on top of them, narrow and small: where
@@ -93,7 +93,7 @@ _parity(list, i, odd) = i > words(list) ? "" : \
     (step_number(word(list, i)) % 2 == odd ? word(list, i)." " : "") . _parity(list, i + 1, odd)
 draw_order(list) = _parity(list, 1, 0) . _parity(list, 1, 1)
 # How the peers were timed, for the keys.
-peer_key = "dashed: the peers (PyTorch SDPA,\nFlashAttention-4), timed as\nCUDA-graph replays"
+peer_key = "dashed: the peers,\ntimed as CUDA-graph replays"
 
 # Log-axis limits on the 1-2-5 ladder: the nearest 1, 2 or 5 × 10^k at or below v.
 _dec(v) = 10**floor(log10(v) + 1e-9)        # (1e-9: log10(1000) is 2.9999999999999996)

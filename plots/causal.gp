@@ -33,7 +33,7 @@ nmax = num(word(minmax, 3))
 
 eval png(1400, 700)
 set output out.'/causal.png'
-set multiplot title "Causal forward throughput, steps 03 on and PyTorch SDPA: bf16, batch 4, 8 heads\n(FLOPs count only the visible query-key pairs)\n".caption font ",16"
+set multiplot title "Causal forward throughput, steps 03 on and the peers: bf16, batch 4, 8 heads\n(FLOPs count only the visible query-key pairs)\n".caption font ",16"
 
 @set_n_axis
 set xrange [420:nmax * 1.22]

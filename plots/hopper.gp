@@ -23,7 +23,7 @@ hopper(list, i) = i > words(list) ? "" : \
 
 eval png(1400, 1000)
 set output out.'/hopper.png'
-set multiplot title "The Hopper steps beside the best peer: forward TFLOP/s over SDPA cuDNN's at the same shape\nbf16, batch 4, 8 heads.  ".caption font ",16"
+set multiplot title "The Hopper steps beside the best peers: forward TFLOP/s over SDPA cuDNN's at the same shape\nbf16, batch 4, 8 heads\n".caption font ",15"
 @set_n_axis
 set xrange [420:40000]
 set yrange [0.35:1.35]

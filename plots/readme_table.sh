@@ -6,7 +6,7 @@
 # "<!-- ladder:end -->" and leaves every other byte of README.md as it was. Between them: a
 # sentence naming the GPU, the table, and where the numbers come from. The table: forward
 # TFLOP/s at N = 4096 (bf16, B=4, H=8) from standard.csv (one row per step found there, in step
-# order), then the SDPA peers from peers_standard.csv; "% FA2" is 100 × TFLOP/s / sdpa_flash's at
+# order), then the peers from peers_standard.csv (SDPA's backends, FlashAttention-4 as fa4); "% FA2" is 100 × TFLOP/s / sdpa_flash's at
 # the same (D, causal). awk and POSIX tools only (no Python on the CI machine).
 set -euo pipefail
 
@@ -25,7 +25,7 @@ meta() {
   fi
 }
 gpu=$(meta gpu); gpu=${gpu:-$(awk -F, 'NR==2{print $1; exit}' "$results/standard.csv")}
-date=$(meta date) sha=$(meta git_sha) cuda=$(meta cuda_runtime) driver=$(meta driver) torch=$(meta torch)
+date=$(meta date) sha=$(meta git_sha) later=$(meta later) cuda=$(meta cuda_runtime) driver=$(meta driver) torch=$(meta torch)
 peers=$results/peers_standard.csv; [ -s "$peers" ] || peers=/dev/null
 
 # The table. Columns are found by header name; the last row of a configuration wins.
@@ -39,12 +39,12 @@ table_for() {   # table_for fwd|bwd
     if (!k) next
     k += 2 * ($c["causal"] == 1)
     tf[s, k] = $c["tflops"]
-    if (!(s in seen)) { seen[s] = 1; if (s ~ /^sdpa_/) peer[s] = 1; else steps[++ns] = s }
+    if (!(s in seen)) { seen[s] = 1; if (s ~ /^sdpa_/ || s == "fa4") peer[s] = 1; else steps[++ns] = s }
   }
   END {
     # our steps in step order (insertion sort: POSIX awk has no sort), then the peers
     for (i = 2; i <= ns; i++) for (j = i; j > 1 && steps[j-1] > steps[j]; j--) { t = steps[j]; steps[j] = steps[j-1]; steps[j-1] = t }
-    m = split("sdpa_flash sdpa_cudnn sdpa_efficient sdpa_math", P, " ")
+    m = split("sdpa_flash sdpa_cudnn fa4 sdpa_efficient sdpa_math", P, " ")
     for (i = 1; i <= m; i++) if (P[i] in peer) steps[++ns] = P[i]
     print "| step | D=64 | % FA2 | D=128 | % FA2 | D=64 causal | % FA2 | D=128 causal | % FA2 |"
     print "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -62,9 +62,9 @@ table=$(table_for fwd)
 btable=$(table_for bwd)
 
 where="bench/results/$(basename "$results")/"
-header="Forward TFLOP/s on ${gpu:-an unknown GPU} at N = 4096 (the standard bf16 sweep: batch 4, 8 heads), and each as a % of PyTorch SDPA's FlashAttention-2 backend at the same shape."
+header="Forward TFLOP/s on ${gpu:-an unknown GPU} at N = 4096 (the standard bf16 sweep: batch 4, 8 heads), and each as a % of PyTorch SDPA's FlashAttention-2 backend at the same shape; fa4 is FlashAttention-4 (its sm90 kernels)."
 bheader="Backward TFLOP/s (2.5 × the forward's FLOPs) at the same shapes, for the steps that have a backward, as a % of the FlashAttention-2 backend's backward."
-footer="Measured on ${gpu:-an unknown GPU}, ${date:-unknown date}${sha:+, commit $sha}${cuda:+, CUDA $cuda}${driver:+, driver $driver}${torch:+, torch $torch} ($where; its README names the rows that a later run of one step replaced)."
+footer="Measured on ${gpu:-an unknown GPU}, ${date:-unknown date}${sha:+, commit $sha}${cuda:+, CUDA $cuda}${driver:+, driver $driver}${torch:+, torch $torch}${later:+; $later} ($where; its README names the rows that a later run replaced)."
 
 # Splice: the lines up to and including the begin marker, the table, the lines from the end
 # marker on. Marker lines match with trailing blanks or a CR ignored.
