@@ -15,9 +15,9 @@ repo_copy mutant-far
 mkdir -p steps/97_mutant_far
 src=steps/13_backward_wgmma/attention.cu mut=steps/97_mutant_far/attention.cu
 sed -e 's/"13_backward_wgmma"/"97_mutant_far"/' \
-    -e 's/^\( *c\.mask_below = \)kw0 + 64 > Nk ? INT_MAX : \(causal ? kw0 + 63 : INT_MIN;\)$/\1\2 \/* MUTANT *\//' \
-    -e 's/^\( *c\.key\[0\] = kw0 + 16 \* c\.warp + c\.g\) + (kw0 + 16 \* c\.warp + c\.g >= Nk ? PAST : 0);$/\1; \/* MUTANT *\//' \
-    -e 's/^\( *c\.key\[1\] = kw0 + 16 \* c\.warp + c\.g + 8\) + (kw0 + 16 \* c\.warp + c\.g + 8 >= Nk ? PAST : 0);$/\1; \/* MUTANT *\//' \
+    -e 's/^\( *const int mask_below = \)kw0 + 64 > Nk ? INT_MAX : \(causal ? kw0 + 63 : INT_MIN;\)$/\1\2 \/* MUTANT *\//' \
+    -e 's/^\( *const int key\[2\] = {kw0 + 16 \* warp + g\) + (kw0 + 16 \* warp + g >= Nk ? PAST : 0),$/\1, \/* MUTANT *\//' \
+    -e 's/^\( *kw0 + 16 \* warp + g + 8\) + (kw0 + 16 \* warp + g + 8 >= Nk ? PAST : 0)};$/\1}; \/* MUTANT *\//' \
     "$src" >"$mut"
 echo "97_mutant_far_ARCH := -gencode arch=compute_90a,code=sm_90a" >steps/97_mutant_far/step.mk
 # the mutation must have happened on exactly the three lines, with the new name: else step 13
@@ -25,8 +25,8 @@ echo "97_mutant_far_ARCH := -gencode arch=compute_90a,code=sm_90a" >steps/97_mut
 if [ "$(grep -c 'MUTANT' "$mut")" != 3 ] || ! grep -q '"97_mutant_far"' "$mut" ||
     [ "$(diff "$src" "$mut" | grep -c '^>')" != 4 ]; then
     echo "tests/mutant_far.sh: the sed mutation of $src did not apply (its padded-key mask lines"
-    echo "  'c.key[0] = ... >= Nk ? PAST : 0);', 'c.key[1] = ... >= Nk ? PAST : 0);' and"
-    echo "  'c.mask_below = kw0 + 64 > Nk ? ...' or its name changed): update the test"
+    echo "  'const int key[2] = {... >= Nk ? PAST : 0),', '... + 8 >= Nk ? PAST : 0)};' and"
+    echo "  'const int mask_below = kw0 + 64 > Nk ? ...' or its name changed): update the test"
     diff "$src" "$mut" || true
     exit 1
 fi

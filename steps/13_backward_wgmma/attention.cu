@@ -552,9 +552,9 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
  *   bwd_preprocess  Di = rowsum(dO o O), lse2 = lse log2(e), dq_acc = 0, per padded query row
  *   bwd_main        per key tile: dK, dV in registers, dQ added into dq_acc by bulk reduce-add
  *   bwd_convert_dq  dQ = scale dq_acc, to bf16, in [B, H, Nq, D]
- * Query rows are padded to whole tiles of Br: lse2 = +inf and Di = 0 there, so a padded row's
+ * Query rows are padded to whole tiles of Br_B: lse2 = +inf and Di = 0 there, so a padded row's
  * P = 2^(S c - inf) = 0 and it adds nothing, with no mask. */
-/* The mask's moves (BwdConsumer, at key[]): a key past Nk goes PAST later, and, not causal, every
+/* The mask's moves (bwd_main, at key[]): a key past Nk goes PAST later, and, not causal, every
  * query LATER, so one compare masks both; supports() keeps Nq and Nk below LATER. A moved key's
  * uint32 swizzle offset is its row's: */
 constexpr int PAST = 1 << 30, LATER = 1 << 29;
@@ -562,64 +562,32 @@ static_assert(sw128_offset(PAST + 77, 5) == sw128_offset(77, 5), "a moved key ke
 constexpr int BWD_BC = 128;     /* keys per block: two consumer warpgroups of 64 (wgmma's M) */
 /* registers: the producer warpgroup 24, the two consumers 240 (dK and dV hold 128 per thread) */
 constexpr int BWD_PRODUCER_REGS = 24, BWD_CONSUMER_REGS = 240;
+/* query rows per tile of the loop, the N of S^T and dP^T: 64 at D = 128 (registers: dK and dV
+ * take 128 per thread), 128 at D = 64 (twice the products per tile for the same bookkeeping) */
+template <int D> __host__ __device__ constexpr int bwd_br() { return D == 64 ? 128 : 64; }
 constexpr int BWD_STAGES = 2;   /* the Q, dO, lse2, Di ring */
 constexpr int BWD_DQ_FLOATS = 64 * 64;   /* one warpgroup's dQ piece: 64 rows x 64 columns */
-constexpr int BWD_PASS_THREADS = 256;    /* a block of the pre-pass and of the conversion */
-constexpr float LOG2E = 1.4426950408889634f;
-
-/* The choices that differ per head dim, each measured on the H200 (note 12 has the numbers). */
-template <int D> struct BwdTiles;
-template <> struct BwdTiles<128> {
-    /* query rows per tile, the N of S^T and dP^T: dK and dV take 128 registers per thread */
-    static constexpr int Br = 64;
-    /* dQ = dS K is split between the two warpgroups by its columns: warpgroup w computes columns
-     * 64w .. 64w + 63 over all 128 keys, so it reads both halves of dS^T (a barrier between the
-     * warpgroups, two dS^T buffers) and adds one 64 x 64 piece. (By keys, as at D = 64, each
-     * would add all the columns over its own keys: twice the adds, 10-13 % slower here.) */
-    static constexpr bool DQ_BY_COLUMNS = true;
-    static constexpr bool DS_BY_STMATRIX = true;   /* dS^T stored by stmatrix: 1.1-1.5 % faster */
-    /* dK issued after dQ (FlashAttention-3's order): the tensor cores run it while the
-     * warpgroup stages dQ, 4.9-7.9 % faster */
-    static constexpr bool DK_AFTER_DQ = true;
-    /* lse2's first pairs read before the wait for S^T, so the first exponents need not wait for
-     * shared memory after it: 2 pairs 1.1-1.8 % faster; all of them spill */
-    static constexpr int LSE_EARLY = 2;
-};
-template <> struct BwdTiles<64> {
-    /* a tile twice as wide does twice the products per wait and barrier: 13-16 % faster */
-    static constexpr int Br = 128;
-    static constexpr bool DQ_BY_COLUMNS = false;   /* by keys: no barrier between warpgroups */
-    static constexpr bool DS_BY_STMATRIX = false;  /* 2.4-4.6 % slower than plain stores here */
-    static constexpr bool DK_AFTER_DQ = false;     /* 1.2-7.4 % slower here: spills */
-    static constexpr int LSE_EARLY = 0;            /* no registers to spare */
-};
-
-/* Named barriers of bwd_main's consumers (0 is __syncthreads). */
-enum BwdBarrier : int {
-    BAR_DS_BOTH = 1,   /* both warpgroups' halves of dS^T are in (DQ_BY_COLUMNS) */
-    BAR_WG = 2,        /* BAR_WG + w: warpgroup w alone (its dS^T; its dQ staging) */
-};
 
 /* bwd_main's shared memory, one layout for the kernel and for the launch that sizes it: byte
  * offsets from the base (aligned to 1024 bytes, a swizzle line, by the kernel), and BYTES, what the
  * launch asks for, 1 KB of room for that alignment included.
  *   K, V      the block's 128 keys, [Bc][D] in 64-column atoms (TMA, once)
  *   Q, dO     BWD_STAGES stages of [Br][D] (the producer's ring)
- *   dS        dS^T [128 keys][Br queries] bf16, Br / 64 atoms of 64 queries; two buffers when
- *             both warpgroups read it (DQ_BY_COLUMNS: the other may still read the last one)
+ *   dS        dS^T [128 keys][Br queries] bf16, Br / 64 atoms of 64 queries; two buffers at
+ *             D = 128, where both warpgroups read it (the other may still read the last one)
  *   dQ        the two warpgroups' dQ staging, fp32 (PIECES pieces of 64 x 64 each)
- *   lse2, Di  BWD_STAGES stages of Br floats (bulk copies beside Q and dO)
+ *   L, Di     BWD_STAGES stages of Br floats of lse2 and Di (bulk copies beside Q and dO)
  *   bar_kv, full, empty   the mbarriers: K/V arrived; a stage full; a stage free */
 template <int D> struct BwdSmem {
-    static constexpr int Br = BwdTiles<D>::Br;
-    static constexpr int PIECES = BwdTiles<D>::DQ_BY_COLUMNS ? 1 : Br / 64;
-    static constexpr int DS_BUFS = BwdTiles<D>::DQ_BY_COLUMNS ? 2 : 1;
+    static constexpr int Br = bwd_br<D>();
+    static constexpr bool SPLIT_N = D == 128;   /* bwd_main says what the split is */
+    static constexpr int PIECES = SPLIT_N ? 1 : Br / 64, DS_BUFS = SPLIT_N ? 2 : 1;
     static constexpr uint32_t KV = tile_bytes<D>(BWD_BC), QT = tile_bytes<D>(Br);
     static constexpr uint32_t DS_ATOM = BWD_BC * 128, DS = Br / 64 * DS_ATOM;
     static constexpr uint32_t DQ = PIECES * BWD_DQ_FLOATS * 4;   /* one warpgroup's pieces */
     static constexpr uint32_t K = 0, V = K + KV, Q = V + KV, dO = Q + BWD_STAGES * QT,
                               dS = dO + BWD_STAGES * QT, dQ = dS + DS_BUFS * DS,
-                              lse2 = dQ + 2 * DQ, Di = lse2 + BWD_STAGES * Br * 4,
+                              L = dQ + 2 * DQ, Di = L + BWD_STAGES * Br * 4,
                               bar_kv = Di + BWD_STAGES * Br * 4, full = bar_kv + 8,
                               empty = full + 8 * BWD_STAGES, END = empty + 8 * BWD_STAGES;
     static constexpr size_t BYTES = END + 1024;
@@ -632,65 +600,17 @@ static_assert(BwdSmem<64>::dS % 1024 == 0 && BwdSmem<128>::dS % 1024 == 0 &&
 static_assert(BwdSmem<64>::bar_kv % 8 == 0 && BwdSmem<128>::bar_kv % 8 == 0,
               "mbarriers are 8-byte aligned");
 
-/* The backward's three kinds of product, named by their operands' transposes as ThunderKittens
- * names them; each issues k-slices of 16 on one warpgroup (wgmma m64nNk16) and only starts them.
- * mma_ABt: acc[64 x N] = A B^T over D features. A: 64 rows of a tile of A_ROWS rows, B: a tile of
- * N rows, both [rows][D] K-major in 128-byte-swizzled atoms (the forward's issue_qk, whose S =
- * Q K^T is this with Q as A); the k-th slice is 32 bytes into atom k / 4. */
-template <int D, int N, int A_ROWS>
-__device__ __forceinline__ void mma_ABt(float (&acc)[N / 2], uint32_t a_tile, uint32_t b_tile)
-{
-#pragma unroll
-    for (int k = 0; k < D / 16; k++) {
-        const uint32_t off = (k % 4) * 32;
-        const uint64_t a = wgmma_desc(a_tile + (k / 4) * tile_bytes<64>(A_ROWS) + off, 16, 1024);
-        const uint64_t b = wgmma_desc(b_tile + (k / 4) * tile_bytes<64>(N) + off, 16, 1024);
-        wgmma_bf16<N>::ss(acc, a, b, k > 0);
-    }
-}
-
-/* mma_AB: acc[64 x D] += A B over K: A from registers (K / 4 of them, the fragments of a
- * 64 x K accumulator packed to bf16, FlashAttention-3's P), B a tile [K][D] stored row after row,
- * i.e. MN-major (16 rows = 2048 bytes further per slice; LBO = the next 64 features). The forward's
- * issue_pv, O += P V. */
-template <int D, int K>
-__device__ __forceinline__ void mma_AB(float (&acc)[D / 2], const uint32_t (&a)[K / 4],
-                                       uint32_t b_tile)
-{
-#pragma unroll
-    for (int k = 0; k < K / 16; k++) {
-        const uint32_t ak[4] = {a[4 * k], a[4 * k + 1], a[4 * k + 2], a[4 * k + 3]};
-        const uint64_t b = wgmma_desc(b_tile + k * 16 * 128, tile_bytes<64>(K), 1024);
-        wgmma_bf16<D>::rs_mn(acc, ak, b, 1);
-    }
-}
-
-/* mma_AtB: acc[64 x 64] = A^T B over KSTEPS slices of 16: A^T stored (A's columns as rows, as
- * dS^T sits in shared memory: [keys][queries]) and B stored [K][64], both MN-major, both transpose
- * bits set; a_lbo and b_lbo are the byte distances between their 64-column atoms. */
-template <int KSTEPS>
-__device__ __forceinline__ void mma_AtB(float (&acc)[32], uint32_t a_t, uint32_t a_lbo, uint32_t b,
-                                        uint32_t b_lbo)
-{
-#pragma unroll
-    for (int kk = 0; kk < KSTEPS; kk++) {
-        const uint64_t da = wgmma_desc(a_t + kk * 16 * 128, a_lbo, 1024);
-        const uint64_t db = wgmma_desc(b + kk * 16 * 128, b_lbo, 1024);
-        wgmma_bf16<64>::ss_mn(acc, da, db, kk > 0);
-    }
-}
-
 /* D / 8 threads per padded query row, 8 features (16 bytes of dO and of O) each: Di and lse2
  * (the padding: 0 and +inf), and the row's D floats of the dQ accumulator set to 0 (the
  * workspace comes undefined). rows_pad * D / 8 is a multiple of 32: a warp's groups all exist. */
 template <int D>
-__global__ void __launch_bounds__(BWD_PASS_THREADS)
+__global__ void __launch_bounds__(256)
 bwd_preprocess(const bf16 *__restrict__ dO, const bf16 *__restrict__ O,
                const float *__restrict__ lse, float *__restrict__ lse2, float *__restrict__ Di,
                float *__restrict__ dq_acc, size_t rows_pad, int Nq, int Nq_pad)
 {
     constexpr int TPR = D / 8;
-    const size_t row = ((size_t)blockIdx.x * BWD_PASS_THREADS + threadIdx.x) / TPR;
+    const size_t row = ((size_t)blockIdx.x * 256 + threadIdx.x) / TPR;
     const int e = threadIdx.x % TPR * 8;
     if (row >= rows_pad)
         return;
@@ -716,152 +636,172 @@ bwd_preprocess(const bf16 *__restrict__ dO, const bf16 *__restrict__ O,
         sum += __shfl_xor_sync(0xffffffffu, sum, off);
     if (e == 0) {
         Di[row] = sum;
-        lse2[row] = q < Nq ? lse[bh * Nq + q] * LOG2E : INFINITY;
+        lse2[row] = q < Nq ? lse[bh * Nq + q] * 1.4426950408889634f : INFINITY;
     }
 }
 
-/* What bwd_main's block works on: key tile kt of head bh, and the query tiles it walks. Not
- * causal, the key tiles of a head side by side (they share its Q, dO and dQ accumulator in L2);
- * causal, the heads in sections of hps (bwd_heads_per_section; step 12's forward has sections
- * too), and in a section key tile 0 of every head first (the longest: it sees every query tile),
- * then key tile 1, ... */
-struct BwdWork {
-    int kt, bh, k0;
-    int qt_begin, n_iter;   /* query tiles qt_begin .. qt_begin + n_iter - 1 */
-};
-
+/* grid: ceil(Nk / 128) * B*H blocks, one per (key tile, head): not causal, the key tiles of a
+ * head side by side (they share its Q, dO and dQ accumulator in L2); causal, the heads in
+ * sections of hps (bwd_heads_per_section; step 12's forward has sections too), and in a section
+ * key tile 0 of every head first (the longest: it sees every query tile), then key tile 1, ...
+ * block: consumer warpgroups 0, 1 (keys 0-63, 64-127 of the tile) + the producer warpgroup 2.
+ * Q, dO: tensor maps with 64-row boxes; K, V: 128-row boxes.
+ * lse2, Di: [B*H, Nq_pad] fp32; dq_acc: per (head, query tile) D/64 pieces of 64 x 64 fp32 in
+ * fragment order (below). dK, dV: [B, H, Nk, D] bf16. */
 template <int D>
-__device__ __forceinline__ BwdWork bwd_work(int Nq, int Nk, int bh_count, int causal, int hps)
+__global__ void __launch_bounds__(3 * WG, 1)
+bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+         const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
+         const float *__restrict__ lse2, const float *__restrict__ Di, float *__restrict__ dq_acc,
+         bf16 *__restrict__ dK, bf16 *__restrict__ dV, int bh_count, int Nq, int Nk, float c,
+         float scale, int causal, int hps)
 {
-    constexpr int Br = BwdTiles<D>::Br;
-    const int n_kt = (Nk + BWD_BC - 1) / BWD_BC, n_qt = (Nq + Br - 1) / Br;
-    BwdWork w;
-    w.kt = (int)(blockIdx.x % n_kt);
-    w.bh = (int)(blockIdx.x / n_kt);
+    constexpr int Bc = BWD_BC, Br = bwd_br<D>();
+    /* dQ = dS K [Br x D] per query tile: at D = 128 (Br = 64) warpgroup w takes columns 64w..
+     * over all 128 keys (both halves of dS^T, a barrier between the two); at D = 64 (Br = 128)
+     * each takes all 64 columns over its own 64 keys, and both are added into the same place.
+     * Either way a warpgroup adds PIECES pieces of 64 x 64 fp32, 64 query rows each. */
+    using Smem = BwdSmem<D>;
+    constexpr bool SPLIT_N = Smem::SPLIT_N;
+    constexpr int PIECES = Smem::PIECES;
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t base = smem_u32(smem_raw);
+    const uint32_t sK = (base + 1023u) & ~1023u;
+    constexpr uint32_t KV = Smem::KV, QT = Smem::QT, DS_ATOM = Smem::DS_ATOM, DS = Smem::DS,
+                       DS_BUFS = Smem::DS_BUFS, DQ = Smem::DQ;
+    const uint32_t sV = sK + Smem::V, sQ = sK + Smem::Q, sdO = sK + Smem::dO, sdS = sK + Smem::dS,
+                   sdQ = sK + Smem::dQ, sL = sK + Smem::L, sDi = sK + Smem::Di,
+                   bar_kv = sK + Smem::bar_kv, full = sK + Smem::full, empty = sK + Smem::empty;
+    auto at = [&](uint32_t a) { return smem_raw + (a - base); };   /* shared address -> pointer */
+
+    const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
+    const int g = lane / 4, t = lane % 4;
+    const int n_kt = (Nk + Bc - 1) / Bc, n_mt = (Nq + Br - 1) / Br, n_qb = n_mt * (Br / 64);
+    int kt = (int)(blockIdx.x % n_kt), bh = (int)(blockIdx.x / n_kt);
     if (causal) {   /* section sec of hps heads (the last one may have fewer: h) */
         const int per = hps * n_kt, sec = (int)(blockIdx.x / per), r = (int)(blockIdx.x % per);
         const int h = min(hps, bh_count - sec * hps);
-        w.kt = r / h;
-        w.bh = sec * hps + r % h;
+        kt = r / h;
+        bh = sec * hps + r % h;
     }
-    w.k0 = w.kt * BWD_BC;
+    const int k0 = kt * Bc;
     /* causal (top-left): query rows < k0 see none of these keys */
-    w.qt_begin = causal ? min(w.k0 / Br, n_qt) : 0;
-    w.n_iter = n_qt - w.qt_begin;
-    return w;
-}
+    const int m_begin = causal ? min(k0 / Br, n_mt) : 0, n_iter = n_mt - m_begin;
 
-/* The producer warpgroup (one thread): K and V once, then the query tiles' Q, dO (TMA), lse2 and
- * Di (bulk copies) into the ring, each stage on its `full` barrier once the consumers freed it. */
-template <int D>
-__device__ __forceinline__ void bwd_load(const BwdWork &w, uint32_t sK, const CUtensorMap *tmQ,
-                                         const CUtensorMap *tmK, const CUtensorMap *tmV,
-                                         const CUtensorMap *tmdO, const float *lse2,
-                                         const float *Di, int Nq)
-{
-    using Smem = BwdSmem<D>;
-    constexpr int Br = BwdTiles<D>::Br;
-    const int n_qt = (Nq + Br - 1) / Br;
-    const uint32_t full = sK + Smem::full, empty = sK + Smem::empty;
-    tma_prefetch_map(tmQ);
-    tma_prefetch_map(tmdO);
-    mbar_arrive_expect_tx(sK + Smem::bar_kv, 2 * Smem::KV);
-    load_tile<BWD_BC, D>(sK + Smem::K, tmK, w.k0, w.bh, sK + Smem::bar_kv);
-    load_tile<BWD_BC, D>(sK + Smem::V, tmV, w.k0, w.bh, sK + Smem::bar_kv);
-    for (int i = 0; i < w.n_iter; i++) {
-        const int st = i % BWD_STAGES, qt = w.qt_begin + i;
-        const size_t row = ((size_t)w.bh * n_qt + qt) * Br;   /* padded rows of lse2, Di */
-        mbar_wait(empty + 8 * st, ((i / BWD_STAGES) & 1) ^ 1);
-        mbar_arrive_expect_tx(full + 8 * st, 2 * Smem::QT + 2 * Br * 4);
-        load_tile<Br, D>(sK + Smem::Q + st * Smem::QT, tmQ, qt * Br, w.bh, full + 8 * st);
-        load_tile<Br, D>(sK + Smem::dO + st * Smem::QT, tmdO, qt * Br, w.bh, full + 8 * st);
-        bulk_load(sK + Smem::lse2 + st * Br * 4, lse2 + row, Br * 4, full + 8 * st);
-        bulk_load(sK + Smem::Di + st * Br * 4, Di + row, Br * 4, full + 8 * st);
+    if (tid == 0) {
+        mbar_init(bar_kv, 1);
+        for (int i = 0; i < BWD_STAGES; i++) {
+            mbar_init(full + 8 * i, 1);
+            mbar_init(empty + 8 * i, 2 * WG);   /* every consumer thread releases the stage */
+        }
+        mbar_fence_init();
     }
-}
+    __syncthreads();
 
-/* A consumer warpgroup: its 64 keys' dK and dV across the whole walk, and per query tile the
- * stages below, in this order: issue_s_dp, softmax_ds, issue_dv_dk, store_ds, issue_dq,
- * finish_dv_dk_dq, stage_dq, release (bwd_main's loop reads them in turn). Registers hold the
- * accumulators in wgmma's fragment layout (mma_sm90.cuh): s[4j + 2a + b] is key[a], query
- * q0 + 8j + 2t + b, and likewise dp, dq. */
-template <int D> struct BwdConsumer {
-    using Tiles = BwdTiles<D>;
-    using Smem = BwdSmem<D>;
-    static constexpr int Br = Tiles::Br, PIECES = Smem::PIECES;
+    if (wg == 2) {
+        /* ------------------------------------------------------------------ the producer */
+        setmaxnreg_dec<BWD_PRODUCER_REGS>();
+        if (tid % WG == 0 && n_iter > 0) {
+            tma_prefetch_map(&tmQ);
+            tma_prefetch_map(&tmdO);
+            mbar_arrive_expect_tx(bar_kv, 2 * KV);
+            load_tile<Bc, D>(sK, &tmK, k0, bh, bar_kv);
+            load_tile<Bc, D>(sV, &tmV, k0, bh, bar_kv);
+            for (int i = 0; i < n_iter; i++) {
+                const int st = i % BWD_STAGES, m = m_begin + i;
+                const size_t row = ((size_t)bh * n_mt + m) * Br;   /* padded rows of lse2, Di */
+                mbar_wait(empty + 8 * st, ((i / BWD_STAGES) & 1) ^ 1);
+                mbar_arrive_expect_tx(full + 8 * st, 2 * QT + 2 * Br * 4);
+                load_tile<Br, D>(sQ + st * QT, &tmQ, m * Br, bh, full + 8 * st);
+                load_tile<Br, D>(sdO + st * QT, &tmdO, m * Br, bh, full + 8 * st);
+                bulk_load(sL + st * Br * 4, lse2 + row, Br * 4, full + 8 * st);
+                bulk_load(sDi + st * Br * 4, Di + row, Br * 4, full + 8 * st);
+            }
+        }
+        return;
+    }
 
-    uint8_t *smem;               /* the block's dynamic shared memory, and its address: */
-    uint32_t smem_base, sK;      /* sK, aligned to 1024 bytes, is where K sits, first */
-    int wg, warp, lane, g, t;    /* warpgroup 0 or 1; warp in it, lane, lane / 4, lane % 4 */
+    /* -------------------------------------------------------------------------- consumers */
+    setmaxnreg_inc<BWD_CONSUMER_REGS>();
+    const int kw0 = k0 + 64 * wg;   /* this warpgroup's first key */
     /* This thread's two keys (a = 0, 1) and the softmax's mask, in one compare: query q drops
      * key[a] when key[a] > q + q_shift. Causal, q_shift = 0: query q sees keys <= q. A key past
      * Nk, the last key tile's padding, is moved PAST = 2^30 later, after every query: TMA filled
      * those keys with zeros, so S = 0 there, and 2^(0 - lse2) overflows to +inf on a row whose
      * scores all sit far below zero (then dQ += inf * 0 = NaN); masked, they add exactly
      * nothing, whatever the row's lse. Not causal, the queries move LATER = 2^29 on, after every
-     * real key and before every moved one. Only the tiles with a masked pair (q0 < mask_below:
-     * causal ones with a key after one of their queries, and the last key tile when it has keys
-     * past Nk) compare with their queries; the others compare with a query past every key, so
-     * the compare never drops anything and no branch is needed (a branch per pair of scores
-     * measured 12-14 % slower at D = 128). A separate mask value per key (the key, or "never",
-     * or "always") costs a register, and at D = 128 that register spills: 2 % slower. The key
-     * itself stays a row index everywhere else: a moved key's row, key - k0 + 2^30, gives the
+     * real key and before every moved one. Only the tiles with a masked pair run the mask
+     * (q0 < mask_below): causal ones with a key after one of their queries, and the last key
+     * tile when it has keys past Nk. A separate mask value per key (the key, or "never", or
+     * "always") costs a register, and at D = 128 that register spills: 2 % slower. The key
+     * itself stays a row index everywhere below: a moved key's row, key - k0 + 2^30, gives the
      * right uint32 swizzle offset (2^30 rows x 128 bytes is a multiple of 2^32; a static_assert
-     * at PAST checks it), and store_dk_dv skips it (key >= Nk). */
-    int key[2], q_shift, mask_below;
-    float dv[D / 2], dk[D / 2];      /* 64 keys x D each, across the whole walk */
-    float s[Br / 2], dp[Br / 2];     /* S^T, then P^T (fp32); dP^T, then dS^T */
+     * at PAST checks it), and the last stores skip it (key >= Nk). */
+    const int key[2] = {kw0 + 16 * warp + g + (kw0 + 16 * warp + g >= Nk ? PAST : 0),
+                        kw0 + 16 * warp + g + 8 + (kw0 + 16 * warp + g + 8 >= Nk ? PAST : 0)};
+    const int q_shift = causal ? 0 : LATER;
+    const int mask_below = kw0 + 64 > Nk ? INT_MAX : causal ? kw0 + 63 : INT_MIN;
+    const uint32_t k_wg = sK + 64 * 128 * wg, v_wg = sV + 64 * 128 * wg;
+    float dv[D / 2], dk[D / 2];   /* 64 keys x D each, across the whole loop */
+    float s[Br / 2], dp[Br / 2];  /* S^T, then P^T (fp32); dP^T, then dS^T */
     uint32_t pa[Br / 4], dsa[Br / 4];   /* P^T, dS^T in bf16: the A operands of dV, dK */
     float dq[PIECES][BWD_DQ_FLOATS / WG];   /* this warpgroup's 64 x 64 pieces of dS K */
-
-    /* a shared-memory address as a pointer, for the plain loads and stores */
-    __device__ __forceinline__ uint8_t *at(uint32_t a) const { return smem + (a - smem_base); }
-
-    /* S^T = K_wg Q^T and dP^T = V_wg dO^T: two commit groups, both operands K-major */
-    __device__ __forceinline__ void issue_s_dp(uint32_t q_st, uint32_t do_st)
-    {
-        wgmma_fence();
-        mma_ABt<D, Br, BWD_BC>(s, sK + Smem::K + 64 * 128 * wg, q_st);
-        wgmma_commit();
-        mma_ABt<D, Br, BWD_BC>(dp, sK + Smem::V + 64 * 128 * wg, do_st);
-        wgmma_commit();
-    }
-
-    /* P^T = 2^(S^T c - lse2) while dP^T still runs, masked as said at key[]; then dS^T = P^T o
-     * (dP^T - Di), and both packed to bf16. */
-    __device__ __forceinline__ void softmax_ds(const float *lse2_s, const float *di_s, int q0,
-                                               float scale_log2)
-    {
-        float2 early[Tiles::LSE_EARLY > 0 ? Tiles::LSE_EARLY : 1];
 #pragma unroll
-        for (int j = 0; j < Tiles::LSE_EARLY; j++)
-            early[j] = *reinterpret_cast<const float2 *>(lse2_s + 8 * j + 2 * t);
+    for (int i = 0; i < D / 2; i++)
+        dv[i] = dk[i] = 0.f;
+    if (n_iter > 0)
+        mbar_wait(bar_kv, 0);
+
+    for (int i = 0; i < n_iter; i++) {
+        const int st = i % BWD_STAGES, m = m_begin + i, q0 = m * Br;
+        const uint32_t q_st = sQ + st * QT, do_st = sdO + st * QT;
+        const float *L = reinterpret_cast<const float *>(at(sL + st * Br * 4));
+        const float *Dq = reinterpret_cast<const float *>(at(sDi + st * Br * 4));
+        mbar_wait(full + 8 * st, (i / BWD_STAGES) & 1);
+
+        /* S^T = K_wg Q^T and dP^T = V_wg dO^T: two groups, m64n64k16, all operands K-major */
+        wgmma_fence();
+        issue_qk<D, Br, Bc>(s, k_wg, q_st);
+        wgmma_commit();
+        issue_qk<D, Br, Bc>(dp, v_wg, do_st);
+        wgmma_commit();
+
+        /* P^T = 2^(S^T c - lse2) while dP^T still runs; s[4j + 2a + b] is key[a], query
+         * q0 + 8j + 2t + b, masked as said at key[]. At D = 128 lse2's first two pairs are read
+         * before the wait, so the first exponents need not wait for shared memory after it (all
+         * eight pairs cost spills; D = 64 has no registers to spare). */
+        float2 l01[2];
+        if (SPLIT_N) {
+            l01[0] = *reinterpret_cast<const float2 *>(L + 2 * t);
+            l01[1] = *reinterpret_cast<const float2 *>(L + 8 + 2 * t);
+        }
         wgmma_wait<1>();
         reg_fence(s);
-        /* the tile's first query as the mask compares it; past every key (no mask) when the tile
-         * has no pair to mask: a compare and a select per score, no branch */
-        const int qs0 = q0 < mask_below ? q0 + q_shift : INT_MAX - Br;
+        const bool mask = q0 < mask_below;
+        const int qs0 = q0 + q_shift;
 #pragma unroll
         for (int j = 0; j < Br / 8; j++) {
-            const float2 l = j < Tiles::LSE_EARLY
-                                 ? early[j]
-                                 : *reinterpret_cast<const float2 *>(lse2_s + 8 * j + 2 * t);
+            const float2 l = SPLIT_N && j < 2 ? l01[j & 1]
+                                              : *reinterpret_cast<const float2 *>(L + 8 * j + 2 * t);
 #pragma unroll
             for (int a = 0; a < 2; a++) {
-                float p0 = ex2_approx(fmaf(s[4 * j + 2 * a], scale_log2, -l.x));
-                float p1 = ex2_approx(fmaf(s[4 * j + 2 * a + 1], scale_log2, -l.y));
-                const int qs = qs0 + 8 * j + 2 * t;
-                p0 = key[a] > qs ? 0.f : p0;
-                p1 = key[a] > qs + 1 ? 0.f : p1;
+                float p0 = ex2_approx(fmaf(s[4 * j + 2 * a], c, -l.x));
+                float p1 = ex2_approx(fmaf(s[4 * j + 2 * a + 1], c, -l.y));
+                if (mask) {
+                    const int qs = qs0 + 8 * j + 2 * t;
+                    p0 = key[a] > qs ? 0.f : p0;
+                    p1 = key[a] > qs + 1 ? 0.f : p1;
+                }
                 s[4 * j + 2 * a] = p0;
                 s[4 * j + 2 * a + 1] = p1;
             }
         }
+        /* dS^T = P^T o (dP^T - Di) */
         wgmma_wait<0>();
         reg_fence(dp);
 #pragma unroll
         for (int j = 0; j < Br / 8; j++) {
-            const float2 di = *reinterpret_cast<const float2 *>(di_s + 8 * j + 2 * t);
+            const float2 di = *reinterpret_cast<const float2 *>(Dq + 8 * j + 2 * t);
 #pragma unroll
             for (int a = 0; a < 2; a++) {
                 dp[4 * j + 2 * a] = s[4 * j + 2 * a] * (dp[4 * j + 2 * a] - di.x);
@@ -873,82 +813,85 @@ template <int D> struct BwdConsumer {
             pa[x] = pack_bf16(s[2 * x], s[2 * x + 1]);
             dsa[x] = pack_bf16(dp[2 * x], dp[2 * x + 1]);
         }
-    }
 
-    /* dV += P^T dO and, unless DK_AFTER_DQ, dK += dS^T Q: A from registers, dO and Q as they sit
-     * (MN-major B); one commit group */
-    __device__ __forceinline__ void issue_dv_dk(uint32_t q_st, uint32_t do_st)
-    {
+        /* dV += P^T dO, dK += dS^T Q: A from registers, dO and Q as MN-major B (one group; at
+         * D = 128 dK comes after dQ, below) */
         reg_fence(dv);
         reg_fence(dk);
         reg_fence(pa);
         reg_fence(dsa);
         wgmma_fence();
-        mma_AB<D, Br>(dv, pa, do_st);
-        if (!Tiles::DK_AFTER_DQ)
-            mma_AB<D, Br>(dk, dsa, q_st);
+        issue_pv<D, Br>(dv, pa, do_st);
+        if (!SPLIT_N)
+            issue_pv<D, Br>(dk, dsa, q_st);
         wgmma_commit();
-    }
 
-    /* dS^T to shared memory, [key][query] in the 128-byte swizzle: dsa[2j + a] is the pair
-     * (key[a], queries 8j + 2t, +1), 4 bytes at chunk j % 8 of row key[a] - k0 of atom j / 8.
-     * By stmatrix, four 8 x 8 pieces per instruction: dsa[4x .. 4x + 3] are the pieces (j, a) =
-     * (2x, 0), (2x, 1), (2x + 1, 0), (2x + 1, 1), and lane gives the row lane % 8 of piece
-     * lane / 8 (16 bytes, one swizzle chunk). Then the async proxy (wgmma) may read it, once the
-     * warpgroups that read it have all written their part. */
-    __device__ __forceinline__ void store_ds(uint32_t ds_buf, int k0)
-    {
-        if (Tiles::DS_BY_STMATRIX) {
+        /* dS^T to shared memory, [key][query] in the 128-byte swizzle: dsa[2j + a] is the pair
+         * (key[a], queries 8j + 2t, +1), 4 bytes at chunk j % 8 of row key[a] - k0 of atom j / 8.
+         * At D = 128 by stmatrix, four 8 x 8 pieces per instruction: dsa[4x .. 4x + 3] are the
+         * pieces (j, a) = (2x, 0), (2x, 1), (2x + 1, 0), (2x + 1, 1), and lane gives the row
+         * lane % 8 of piece lane / 8 (16 bytes, one swizzle chunk). At D = 64 it measured slower
+         * than the plain stores. */
+        const uint32_t ds_buf = sdS + (i % DS_BUFS) * DS;
+        if (SPLIT_N) {
 #pragma unroll
             for (int x = 0; x < Br / 16; x++) {
                 const int j = 2 * x + lane / 16;
                 const uint32_t r = 64 * wg + 16 * warp + 8 * (lane / 8 % 2) + lane % 8;
                 const uint32_t four[4] = {dsa[4 * x], dsa[4 * x + 1], dsa[4 * x + 2], dsa[4 * x + 3]};
-                stmatrix_x4(ds_buf + j / 8 * Smem::DS_ATOM + sw128_offset(r, j % 8), four);
+                stmatrix_x4(ds_buf + j / 8 * DS_ATOM + sw128_offset(r, j % 8), four);
             }
         } else {
 #pragma unroll
             for (int j = 0; j < Br / 8; j++)
 #pragma unroll
                 for (int a = 0; a < 2; a++)
-                    *reinterpret_cast<uint32_t *>(at(ds_buf + j / 8 * Smem::DS_ATOM +
+                    *reinterpret_cast<uint32_t *>(at(ds_buf + j / 8 * DS_ATOM +
                                                      sw128_offset(key[a] - k0, j % 8) + 4 * t)) =
                         dsa[2 * j + a];
         }
         fence_proxy_async_smem();
-        if (Tiles::DQ_BY_COLUMNS)
-            named_bar_sync(BAR_DS_BOTH, 2 * WG);   /* both halves of dS^T are in */
+        if (SPLIT_N)
+            named_bar_sync(1, 2 * WG);   /* both halves of dS^T are in */
         else
-            named_bar_sync(BAR_WG + wg, WG);       /* this warpgroup's half is in */
-    }
+            named_bar_sync(2 + wg, WG);  /* this warpgroup's half is in */
 
-    /* dQ pieces = dS K: A = dS^T as stored, B = K as stored (mma_AtB); one commit group */
-    __device__ __forceinline__ void issue_dq(uint32_t ds_buf)
-    {
+        /* dQ pieces = dS K: A = dS^T as stored (MN-major), B = K as stored (MN-major) */
 #pragma unroll
         for (int h = 0; h < PIECES; h++)
             reg_fence(dq[h]);
         wgmma_fence();
-        if (Tiles::DQ_BY_COLUMNS) {   /* columns 64wg .. of K, over all 128 keys */
-            mma_AtB<BWD_BC / 16>(dq[0], ds_buf, Smem::DS_ATOM, sK + Smem::K + wg * tile_bytes<64>(BWD_BC),
-                                 tile_bytes<64>(BWD_BC));
-        } else {   /* query rows 64h.. of the tile, over this warpgroup's 64 keys */
+        if (SPLIT_N) {
 #pragma unroll
-            for (int h = 0; h < PIECES; h++)
-                mma_AtB<64 / 16>(dq[h], ds_buf + h * Smem::DS_ATOM + 64 * wg * 128, Smem::DS_ATOM,
-                                 sK + Smem::K + 64 * wg * 128, tile_bytes<64>(BWD_BC));
+            for (int kk = 0; kk < Bc / 16; kk++) {
+                const uint64_t a = wgmma_desc(ds_buf + kk * 16 * 128, DS_ATOM, 1024);
+                const uint64_t b = wgmma_desc(sK + wg * tile_bytes<64>(Bc) + kk * 16 * 128,
+                                              tile_bytes<64>(Bc), 1024);
+                wgmma_bf16<64>::ss_mn(dq[0], a, b, kk > 0);
+            }
+        } else {
+#pragma unroll
+            for (int h = 0; h < PIECES; h++)   /* query rows 64h.. of the tile */
+#pragma unroll
+                for (int kk = 0; kk < 64 / 16; kk++) {
+                    const uint32_t r = (64 * wg + 16 * kk) * 128;
+                    const uint64_t a = wgmma_desc(ds_buf + h * DS_ATOM + r, DS_ATOM, 1024);
+                    const uint64_t b = wgmma_desc(sK + r, tile_bytes<64>(Bc), 1024);
+                    wgmma_bf16<64>::ss_mn(dq[h], a, b, kk > 0);
+                }
         }
         wgmma_commit();
-    }
 
-    /* With DK_AFTER_DQ, dK is issued now (its tensor work runs while dQ is staged), then waited
-     * for dV and dQ; else dV and dK are waited for, the stage released (release), then dQ. */
-    __device__ __forceinline__ void finish_dv_dk_dq(uint32_t q_st, uint32_t empty_st)
-    {
-        if (Tiles::DK_AFTER_DQ) {
+        /* Once dV and dK are done, the stage's Q, dO, lse2 and Di go back to the producer. Every
+         * thread arrives, not one per warp as in the forward: each has read lse2 and Di with plain
+         * loads, and its own arrival (a release) is what orders those reads before the producer's
+         * next bulk copy into the stage. At D = 128 dK is issued last, so that the tensor cores
+         * run it while this warpgroup stages dQ (below); dS^T's registers, which it reads, stay
+         * untouched until it is done. */
+        if (SPLIT_N) {
             reg_fence(dk);
             wgmma_fence();
-            mma_AB<D, Br>(dk, dsa, q_st);
+            issue_pv<D, Br>(dk, dsa, q_st);
             wgmma_commit();
             wgmma_wait<1>();   /* dV, dQ */
             reg_fence(dv);
@@ -956,159 +899,63 @@ template <int D> struct BwdConsumer {
             wgmma_wait<1>();   /* dV, dK */
             reg_fence(dv);
             reg_fence(dk);
-            release(empty_st);
+            mbar_arrive(empty + 8 * st);
             wgmma_wait<0>();   /* dQ */
         }
 #pragma unroll
         for (int h = 0; h < PIECES; h++)
             reg_fence(dq[h]);
-    }
 
-    /* The pieces to this warpgroup's staging in fragment order (float4 x of thread l at
-     * (x * 128 + l) * 16 bytes of its piece: no bank conflicts), then one thread adds them into
-     * dq_acc (consecutive there too) with one bulk reduce-add. The previous add must have read
-     * the staging first. Pieces of 64 query rows: DQ_BY_COLUMNS, columns 64wg.. of rows 64qt..;
-     * else all columns of rows 128qt.. (two pieces, one after the other there too). */
-    __device__ __forceinline__ void stage_dq(float *dq_acc, int bh, int qt, int n_qb)
-    {
-        const uint32_t stage = sK + Smem::dQ + wg * Smem::DQ;
-        const bool leader = threadIdx.x % WG == 0;
-        if (leader)
+        /* The pieces to this warpgroup's staging in fragment order (float4 x of thread l at
+         * (x * 128 + l) * 16 bytes of its piece: no bank conflicts), then one thread adds them
+         * into dq_acc (consecutive there too) with one bulk reduce-add. The previous add must
+         * have read the staging first. */
+        const uint32_t stage = sdQ + wg * DQ;
+        if (tid % WG == 0)
             bulk_wait_read<0>();
-        named_bar_sync(BAR_WG + wg, WG);
+        named_bar_sync(2 + wg, WG);
 #pragma unroll
         for (int h = 0; h < PIECES; h++)
 #pragma unroll
             for (int x = 0; x < BWD_DQ_FLOATS / WG / 4; x++)
                 *reinterpret_cast<float4 *>(at(stage + h * BWD_DQ_FLOATS * 4 +
-                                               (x * WG + threadIdx.x % WG) * 16)) =
+                                               (x * WG + tid % WG) * 16)) =
                     make_float4(dq[h][4 * x], dq[h][4 * x + 1], dq[h][4 * x + 2], dq[h][4 * x + 3]);
         fence_proxy_async_smem();
-        named_bar_sync(BAR_WG + wg, WG);
-        if (leader) {
-            const size_t piece = Tiles::DQ_BY_COLUMNS ? ((size_t)bh * n_qb + qt) * 2 + wg
-                                                      : (size_t)bh * n_qb + (size_t)qt * PIECES;
-            bulk_reduce_add_f32(dq_acc + piece * BWD_DQ_FLOATS, stage, Smem::DQ);
+        named_bar_sync(2 + wg, WG);
+        if (tid % WG == 0) {
+            /* pieces of 64 query rows: SPLIT_N, columns 64wg.. of rows 64m..; else all columns of
+             * rows 128m.. (two pieces, one after the other there too) */
+            const size_t piece = SPLIT_N ? ((size_t)bh * n_qb + m) * 2 + wg
+                                         : (size_t)bh * n_qb + (size_t)m * PIECES;
+            bulk_reduce_add_f32(dq_acc + piece * BWD_DQ_FLOATS, stage, DQ);
             bulk_commit();
         }
-    }
-
-    /* Once dV and dK are done, the stage's Q, dO, lse2 and Di go back to the producer. Every
-     * thread arrives, not one per warp as in the forward: each has read lse2 and Di with plain
-     * loads, and its own arrival (a release) is what orders those reads before the producer's
-     * next bulk copy into the stage. With DK_AFTER_DQ, dK (issued last) and dS^T's registers,
-     * which it reads, are waited for first. */
-    __device__ __forceinline__ void release(uint32_t empty_st)
-    {
-        if (Tiles::DK_AFTER_DQ) {
+        if (SPLIT_N) {
             wgmma_wait<0>();   /* dK */
             reg_fence(dk);
             reg_fence(dsa);
+            mbar_arrive(empty + 8 * st);
         }
-        mbar_arrive(empty_st);
-    }
-
-    /* dK = scale dS^T Q, dV: plain stores of the rows that exist */
-    __device__ __forceinline__ void store_dk_dv(bf16 *dK, bf16 *dV, int bh, int Nk, float scale)
-    {
-        bf16 *dKb = dK + (size_t)bh * Nk * D, *dVb = dV + (size_t)bh * Nk * D;
-#pragma unroll
-        for (int a = 0; a < 2; a++) {
-            if (key[a] >= Nk)
-                continue;
-#pragma unroll
-            for (int j = 0; j < D / 8; j++) {
-                const size_t e = (size_t)key[a] * D + 8 * j + 2 * t;
-                *reinterpret_cast<uint32_t *>(dKb + e) =
-                    pack_bf16(dk[4 * j + 2 * a] * scale, dk[4 * j + 2 * a + 1] * scale);
-                *reinterpret_cast<uint32_t *>(dVb + e) =
-                    pack_bf16(dv[4 * j + 2 * a], dv[4 * j + 2 * a + 1]);
-            }
-        }
-    }
-};
-
-/* grid: ceil(Nk / 128) * B*H blocks, one per (key tile, head), in the order bwd_work says.
- * block: consumer warpgroups 0, 1 (keys 0-63, 64-127 of the tile) + the producer warpgroup 2.
- * Q, dO: tensor maps with Br-row boxes; K, V: 128-row boxes.
- * lse2, Di: [B*H, Nq_pad] fp32; dq_acc: per (head, query tile) D/64 pieces of 64 x 64 fp32 in
- * fragment order (stage_dq). dK, dV: [B, H, Nk, D] bf16. */
-template <int D>
-__global__ void __launch_bounds__(3 * WG, 1)
-bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
-         const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
-         const float *__restrict__ lse2, const float *__restrict__ Di, float *__restrict__ dq_acc,
-         bf16 *__restrict__ dK, bf16 *__restrict__ dV, int bh_count, int Nq, int Nk,
-         float scale_log2, float scale, int causal, int hps)
-{
-    using Smem = BwdSmem<D>;
-    constexpr int Br = BwdTiles<D>::Br;
-    extern __shared__ uint8_t smem_raw[];
-    const uint32_t base = smem_u32(smem_raw);
-    const uint32_t sK = (base + 1023u) & ~1023u;
-    const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
-    const int n_qb = (Nq + Br - 1) / Br * (Br / 64);
-    const BwdWork w = bwd_work<D>(Nq, Nk, bh_count, causal, hps);
-
-    if (tid == 0) {
-        mbar_init(sK + Smem::bar_kv, 1);
-        for (int i = 0; i < BWD_STAGES; i++) {
-            mbar_init(sK + Smem::full + 8 * i, 1);
-            mbar_init(sK + Smem::empty + 8 * i, 2 * WG);   /* every consumer thread releases it */
-        }
-        mbar_fence_init();
-    }
-    __syncthreads();
-
-    if (wg == 2) {   /* the producer */
-        setmaxnreg_dec<BWD_PRODUCER_REGS>();
-        if (tid % WG == 0 && w.n_iter > 0)
-            bwd_load<D>(w, sK, &tmQ, &tmK, &tmV, &tmdO, lse2, Di, Nq);
-        return;
-    }
-
-    setmaxnreg_inc<BWD_CONSUMER_REGS>();
-    BwdConsumer<D> c;
-    c.smem = smem_raw;
-    c.smem_base = base;
-    c.sK = sK;
-    c.wg = wg;
-    c.warp = warp;
-    c.lane = lane;
-    c.g = lane / 4;
-    c.t = lane % 4;
-    const int kw0 = w.k0 + 64 * wg;   /* this warpgroup's first key */
-    c.key[0] = kw0 + 16 * c.warp + c.g + (kw0 + 16 * c.warp + c.g >= Nk ? PAST : 0);
-    c.key[1] = kw0 + 16 * c.warp + c.g + 8 + (kw0 + 16 * c.warp + c.g + 8 >= Nk ? PAST : 0);
-    c.q_shift = causal ? 0 : LATER;
-    c.mask_below = kw0 + 64 > Nk ? INT_MAX : causal ? kw0 + 63 : INT_MIN;
-#pragma unroll
-    for (int i = 0; i < D / 2; i++)
-        c.dv[i] = c.dk[i] = 0.f;
-    if (w.n_iter > 0)
-        mbar_wait(sK + Smem::bar_kv, 0);
-
-    for (int i = 0; i < w.n_iter; i++) {
-        const int st = i % BWD_STAGES, qt = w.qt_begin + i;
-        const uint32_t q_st = sK + Smem::Q + st * Smem::QT, do_st = sK + Smem::dO + st * Smem::QT;
-        const uint32_t ds_buf = sK + Smem::dS + (i % Smem::DS_BUFS) * Smem::DS;
-        const uint32_t empty_st = sK + Smem::empty + 8 * st;
-        mbar_wait(sK + Smem::full + 8 * st, (i / BWD_STAGES) & 1);
-        c.issue_s_dp(q_st, do_st);
-        c.softmax_ds(reinterpret_cast<const float *>(c.at(sK + Smem::lse2 + st * Br * 4)),
-                     reinterpret_cast<const float *>(c.at(sK + Smem::Di + st * Br * 4)), qt * Br,
-                     scale_log2);
-        c.issue_dv_dk(q_st, do_st);
-        c.store_ds(ds_buf, w.k0);
-        c.issue_dq(ds_buf);
-        c.finish_dv_dk_dq(q_st, empty_st);
-        c.stage_dq(dq_acc, w.bh, qt, n_qb);
-        if (BwdTiles<D>::DK_AFTER_DQ)
-            c.release(empty_st);
     }
     if (tid % WG == 0)
         bulk_wait<0>();   /* the last adds are done before the block's shared memory goes */
-    c.store_dk_dv(dK, dV, w.bh, Nk, scale);
+
+    /* dK = scale dS^T Q, dV: plain stores of the rows that exist */
+    bf16 *dKb = dK + (size_t)bh * Nk * D, *dVb = dV + (size_t)bh * Nk * D;
+#pragma unroll
+    for (int a = 0; a < 2; a++) {
+        if (key[a] >= Nk)
+            continue;
+#pragma unroll
+        for (int j = 0; j < D / 8; j++) {
+            const size_t e = (size_t)key[a] * D + 8 * j + 2 * t;
+            *reinterpret_cast<uint32_t *>(dKb + e) =
+                pack_bf16(dk[4 * j + 2 * a] * scale, dk[4 * j + 2 * a + 1] * scale);
+            *reinterpret_cast<uint32_t *>(dVb + e) =
+                pack_bf16(dv[4 * j + 2 * a], dv[4 * j + 2 * a + 1]);
+        }
+    }
 }
 
 /* dQ = scale dq_acc, to bf16, one block per 64 x 64 piece. dq_acc holds, per (head, block m of
@@ -1116,7 +963,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
  * float4 x of consumer thread l (warp w = l / 32, g = l % 32 / 4, t = l % 4) is rows
  * 64m + 16w + g (+ 8), columns 8x + 2t, +1. The piece goes through shared memory to come out
  * as whole rows: 16-byte stores, 128 bytes per row. */
-__global__ void __launch_bounds__(BWD_PASS_THREADS)
+__global__ void __launch_bounds__(256)
 bwd_convert_dq(const float *__restrict__ acc, bf16 *__restrict__ dq, int n_qb, int Nq, int D,
                float scale)
 {
@@ -1125,27 +972,27 @@ bwd_convert_dq(const float *__restrict__ acc, bf16 *__restrict__ dq, int n_qb, i
     const size_t piece = blockIdx.x, t64 = piece / (D / 64);
     const float4 *src = reinterpret_cast<const float4 *>(acc + piece * BWD_DQ_FLOATS);
 #pragma unroll
-    for (int k = 0; k < BWD_DQ_FLOATS / 4 / BWD_PASS_THREADS; k++) {
-        const int f = k * BWD_PASS_THREADS + threadIdx.x, x = f / WG, l = f % WG;
+    for (int k = 0; k < BWD_DQ_FLOATS / 4 / 256; k++) {
+        const int f = k * 256 + threadIdx.x, x = f / WG, l = f % WG;
         const int row = 16 * (l / 32) + l % 32 / 4, col = 8 * x + 2 * (l % 4);
         const float4 v = src[f];
         *reinterpret_cast<float2 *>(&tile[row * LD + col]) = make_float2(v.x, v.y);
         *reinterpret_cast<float2 *>(&tile[(row + 8) * LD + col]) = make_float2(v.z, v.w);
     }
     __syncthreads();
-    const int qb = (int)(t64 % n_qb);   /* the block of 64 query rows */
+    const int m = (int)(t64 % n_qb);
     bf16 *out = dq + t64 / n_qb * Nq * D + (piece % (D / 64)) * 64;
 #pragma unroll
-    for (int k = 0; k < 64 * 8 / BWD_PASS_THREADS; k++) {   /* 64 rows x 8 chunks of 8 columns */
-        const int chunk = k * BWD_PASS_THREADS + threadIdx.x, row = chunk / 8, col = 8 * (chunk % 8);
-        if (qb * 64 + row >= Nq)
+    for (int k = 0; k < 2; k++) {   /* 64 rows x 8 chunks of 8 columns */
+        const int c = k * 256 + threadIdx.x, row = c / 8, col = 8 * (c % 8);
+        if (m * 64 + row >= Nq)
             continue;
         const float *r = &tile[row * LD + col];
         const uint4 v = make_uint4(pack_bf16(r[0] * scale, r[1] * scale),
                                    pack_bf16(r[2] * scale, r[3] * scale),
                                    pack_bf16(r[4] * scale, r[5] * scale),
                                    pack_bf16(r[6] * scale, r[7] * scale));
-        *reinterpret_cast<uint4 *>(out + (size_t)(qb * 64 + row) * D + col) = v;
+        *reinterpret_cast<uint4 *>(out + (size_t)(m * 64 + row) * D + col) = v;
     }
 }
 
@@ -1221,10 +1068,10 @@ static size_t sk_bytes(long long blocks, int d)
 
 static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
-/* The backward's query rows, padded to whole tiles of BwdTiles<D>::Br per head. */
+/* The backward's query rows, padded to whole tiles of bwd_br<D>() per head. */
 static size_t bwd_rows(const attn_problem *p)
 {
-    const int br = p->head_dim == 64 ? BwdTiles<64>::Br : BwdTiles<128>::Br;
+    const int br = p->head_dim == 64 ? bwd_br<64>() : bwd_br<128>();
     return (size_t)p->batch * p->heads * ((p->seq_q + br - 1) / br) * br;
 }
 
@@ -1370,10 +1217,10 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
  * 512 MB). Sections of a few heads keep fewer in flight; the price is that a section's long
  * blocks start only when the section does, so a late section's may end after everything else.
  * With n sections the last one starts near (1 - 1/n) of the time and its longest block takes
- * n_qt tiles of the W each SM does in all: n < W / n_qt keeps it inside; one less than the
- * largest such n leaves a margin. N = 4096 (B*H = 32, D = 128, 132 SMs): n_qt = 64 query tiles,
- * W = 256, 3 sections of 11 heads; N = 16384: n_qt = 256, W = 4003, 11 sections of 3 heads. */
-static attn_status bwd_heads_per_section(int *hps, int bh, int n_kt, int n_qt, int Br)
+ * n_mt tiles of the W each SM does in all: n < W / n_mt keeps it inside; one less than the
+ * largest such n leaves a margin. N = 4096 (B*H = 32, D = 128, 132 SMs): n_mt = 64 query tiles,
+ * W = 256, 3 sections of 11 heads; N = 16384: n_mt = 256, W = 4003, 11 sections of 3 heads. */
+static attn_status bwd_heads_per_section(int *hps, int bh, int n_kt, int n_mt, int Br)
 {
     int dev, sms;
     if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -1381,8 +1228,8 @@ static attn_status bwd_heads_per_section(int *hps, int bh, int n_kt, int n_qt, i
         return ATTN_ERR_CUDA;
     long long tiles = 0;   /* (key tile, query tile) pairs of one head */
     for (int kt = 0; kt < n_kt; kt++)
-        tiles += n_qt - (kt * BWD_BC / Br < n_qt ? kt * BWD_BC / Br : n_qt);
-    const long long n = tiles * bh / ((long long)sms * n_qt) - 1;
+        tiles += n_mt - (kt * BWD_BC / Br < n_mt ? kt * BWD_BC / Br : n_mt);
+    const long long n = tiles * bh / ((long long)sms * n_mt) - 1;
     *hps = n > 1 ? (int)((bh + n - 1) / n) : bh;
     return ATTN_OK;
 }
@@ -1398,28 +1245,27 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
         return ATTN_ERR_CUDA;
     const int bh = p->batch * p->heads;
     CUtensorMap tmQ, tmK, tmV, tmdO;
-    constexpr int Br = BwdTiles<D>::Br;
+    constexpr int Br = bwd_br<D>();
     if (make_map(encode, &tmQ, q, bh, p->seq_q, D, Br) != ATTN_OK ||
         make_map(encode, &tmK, k, bh, p->seq_k, D, BWD_BC) != ATTN_OK ||
         make_map(encode, &tmV, v, bh, p->seq_k, D, BWD_BC) != ATTN_OK ||
         make_map(encode, &tmdO, d_o, bh, p->seq_q, D, Br) != ATTN_OK)
         return ATTN_ERR_CUDA;
-    const int n_qt = (p->seq_q + Br - 1) / Br, n_kt = (p->seq_k + BWD_BC - 1) / BWD_BC;
+    const int n_mt = (p->seq_q + Br - 1) / Br, n_kt = (p->seq_k + BWD_BC - 1) / BWD_BC;
     const size_t rows = bwd_rows(p);
     float *dq_acc = (float *)workspace;
     float *lse2 = (float *)((char *)workspace + align256(rows * D * 4));
     float *Di = (float *)((char *)lse2 + align256(rows * 4));
 
     /* 1. Di, lse2, dq_acc = 0 */
-    bwd_preprocess<D><<<(unsigned)((rows * (D / 8) + BWD_PASS_THREADS - 1) / BWD_PASS_THREADS),
-                        BWD_PASS_THREADS, 0, stream>>>(
-        (const bf16 *)d_o, (const bf16 *)o, lse, lse2, Di, dq_acc, rows, p->seq_q, n_qt * Br);
+    bwd_preprocess<D><<<(unsigned)((rows * (D / 8) + 255) / 256), 256, 0, stream>>>(
+        (const bf16 *)d_o, (const bf16 *)o, lse, lse2, Di, dq_acc, rows, p->seq_q, n_mt * Br);
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
     /* 2. dK, dV; dS K into dq_acc, in the shared memory BwdSmem lays out */
     constexpr size_t smem = BwdSmem<D>::BYTES;
     int hps = bh;
-    if (p->causal && bwd_heads_per_section(&hps, bh, n_kt, n_qt, Br) != ATTN_OK)
+    if (p->causal && bwd_heads_per_section(&hps, bh, n_kt, n_mt, Br) != ATTN_OK)
         return ATTN_ERR_CUDA;
     auto kernel = bwd_main<D>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
@@ -1427,12 +1273,12 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
         return ATTN_ERR_CUDA;
     kernel<<<(unsigned)((size_t)n_kt * bh), 3 * WG, smem, stream>>>(
         tmQ, tmK, tmV, tmdO, lse2, Di, dq_acc, (bf16 *)dk, (bf16 *)dv, bh, p->seq_q, p->seq_k,
-        p->scale * LOG2E, p->scale, p->causal, hps);
+        p->scale * 1.4426950408889634f, p->scale, p->causal, hps);
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
     /* 3. dQ = scale dq_acc, to bf16 */
-    bwd_convert_dq<<<(unsigned)(rows * D / BWD_DQ_FLOATS), BWD_PASS_THREADS, 0, stream>>>(
-        dq_acc, (bf16 *)dq, n_qt * (Br / 64), p->seq_q, D, p->scale);
+    bwd_convert_dq<<<(unsigned)(rows * D / BWD_DQ_FLOATS), 256, 0, stream>>>(
+        dq_acc, (bf16 *)dq, n_mt * (Br / 64), p->seq_q, D, p->scale);
     return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
 }
 
