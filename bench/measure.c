@@ -13,6 +13,12 @@
  *   3. the outputs after the loop compared with the first run's, within check_bound: a step that
  *      depends on what an earlier call left behind (a workspace it never clears) shows here.
  * For the backward, O and lse come from the step's own forward, run once before all of this.
+ * What lies between the two events is the GPU's work alone: a step's call only launches kernels,
+ * so its few microseconds of host time overlap the GPU's. The peers' Python calls take far longer
+ * on the host (FlashAttention-4's dispatch tens of microseconds), so bench/peer_sdpa.py times a
+ * CUDA-graph replay of each call, or, where a call cannot be captured, queues a ~1 ms GPU spin
+ * (torch.cuda._sleep) before the start event, so that the host's work ends while the GPU is still
+ * spinning and never lands between the events.
  */
 #include <math.h>
 #include <stdlib.h>

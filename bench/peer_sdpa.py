@@ -4,10 +4,11 @@
     python3 bench/peer_sdpa.py --sweep standard|single_head --out FILE.csv
                                [--backends flash,cudnn,efficient,math,fa4] [--quick]
 
-fa4 is FlashAttention-4 (PyPI flash-attn-4, its CuTe-DSL sm90 kernels on Hopper), rows named
-`fa4`; it is optional: where the package is not installed the sweep says so in one line and runs
-the others (../shared/tools/fa4-wheels.sh and fa4-install.sh install it on a machine with no
-package index). It takes [B, N, H, D] tensors, so its inputs are made in that layout.
+fa4 is FlashAttention-4 (PyPI flash-attn-4, its CuTe-DSL sm90 kernels on Hopper; 4.0.0b36 with
+nvidia-cutlass-dsl 4.8.1 measured here), rows named `fa4`; it is optional: where the package is
+not installed the sweep says so in one line and runs the others (`pip install flash-attn-4`; on a
+machine with no package index, download its wheels elsewhere and install them there). It takes
+[B, N, H, D] tensors, so its inputs are made in that layout.
 
 The sweeps come from bench/sweeps.txt, the file `attn bench` reads too (its header says the
 format), so the peers run exactly the steps' shapes, in the same order. Writes the same CSV
@@ -134,7 +135,7 @@ def main():
             from flash_attn.cute.interface import flash_attn_func as fa4
         except Exception as e:  # not installed (the usual case): the other peers still run
             log(f"peer_sdpa: FlashAttention-4 is not installed here ({type(e).__name__}: {e}); "
-                "skipping the fa4 rows (../shared/tools/fa4-wheels.sh says how to install it)")
+                "skipping the fa4 rows (pip install flash-attn-4)")
             backends.remove("fa4")
 
     forced = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
