@@ -29,6 +29,9 @@ says how the number is made, from the files of bench/results/<gpu>/ (h200 unless
                            number when both ends print alike)
     tflops A PASS D N causal
                            one TFLOP/s value, one decimal
+    ... in=FOLDER          (range, tflops) from FOLDER's standard.csv and peers_standard.csv
+                           instead, a folder of one run (an experiment's), relative to the
+                           repository: for ratios that must come from one run
 
     tools/gen_numbers.py --check FILE...   exit 1, naming file, line, key, the text and the value, if
                                        any marked number differs from what the results give
@@ -164,6 +167,10 @@ def value(key, res):
     if kind == "pass_all":
         return str(sum(res.summary(args[0] if args else "check.txt").values()))
     if kind in ("range", "tflops"):
+        where = [w[3:] for w in args if w.startswith("in=")]
+        args = [w for w in args if not w.startswith("in=")]
+        if where:
+            res = Results(where[0])
         rates = res.rates()
         names = {k[0] for k in rates}
         if kind == "tflops":
