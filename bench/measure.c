@@ -113,13 +113,13 @@ void outputs_free(outputs *o)
  * the whole tensors, or a sample's rows. x[] allocated, not filled. */
 static int outputs_alloc(outputs *out, const attn_problem *p, int backward, int nq, int nk)
 {
-    const size_t bh = (size_t)p->batch * p->heads;
+    const size_t bh = (size_t)p->batch * p->heads, bkv = (size_t)p->batch * attn_heads_kv(p);
     const int d = p->head_dim;
     if (!backward)
-        *out = (outputs){2, {"O", "lse"}, {bh * nq * d, bh * nq}, {NULL}, bh, {nq, nq}, {d, 1}};
+        *out = (outputs){2, {"O", "lse"}, {bh * nq * d, bh * nq}, {NULL}, {bh, bh}, {nq, nq}, {d, 1}};
     else
-        *out = (outputs){3, {"dQ", "dK", "dV"}, {bh * nq * d, bh * nk * d, bh * nk * d}, {NULL},
-                         bh, {nq, nk, nk}, {d, d, d}};
+        *out = (outputs){3, {"dQ", "dK", "dV"}, {bh * nq * d, bkv * nk * d, bkv * nk * d}, {NULL},
+                         {bh, bkv, bkv}, {nq, nk, nk}, {d, d, d}};
     for (int i = 0; i < out->count; i++)
         if (!(out->x[i] = malloc((out->n[i] ? out->n[i] : 1) * sizeof(double)))) {
             outputs_free(out);
@@ -164,7 +164,7 @@ static int outputs_download(const devbufs *d, outputs *out)
  * (NaN and Inf never do), 0 if any fails, -1 out of memory; the tensor closest to or furthest
  * past its bounds is reported in diff. */
 static int outputs_close(const outputs *got, const outputs *ref, const row_sample *sample,
-                         attn_dtype dtype, double scale, int H, ref_diff *diff)
+                         attn_dtype dtype, double scale, const attn_problem *p, ref_diff *diff)
 {
     int all = 1;
     double worst = -1;
@@ -176,7 +176,7 @@ static int outputs_close(const outputs *got, const outputs *ref, const row_sampl
         const int kv = i > 0 && got->count == 3;   /* dK, dV: rows are keys */
         const int *pick = !sample ? NULL : kv ? sample->k_rows : sample->q_rows;
         const size_t cols = (size_t)got->cols[i];
-        for (size_t h = 0; h < ref->heads; h++)
+        for (size_t h = 0; h < ref->heads[i]; h++)
             for (int r = 0; r < ref->rows[i]; r++) {
                 const int src = pick ? pick[h * ref->rows[i] + r] : r;
                 const double *from = got->x[i] + (h * got->rows[i] + src) * cols;
@@ -184,7 +184,7 @@ static int outputs_close(const outputs *got, const outputs *ref, const row_sampl
                 for (size_t c = 0; c < cols; c++)
                     to[c] = (float)from[c];
             }
-        const attn_err e = attn_compare_blocks(ref->x[i], g, ref->heads, ref->rows[i], ref->cols[i],
+        const attn_err e = attn_compare_blocks(ref->x[i], g, ref->heads[i], ref->rows[i], ref->cols[i],
                                                CHECK_BLOCK_ROWS);
         free(g);
         const double b = scale * check_bound(dtype, got->name[i]), bb = check_block_bound(b);
@@ -192,6 +192,7 @@ static int outputs_close(const outputs *got, const outputs *ref, const row_sampl
         const double ratio = pass ? fmax(e.rel_l2 / b, e.block_rel_l2 / bb) : INFINITY;
         all &= pass;
         if (ratio > worst) {
+            const int H = kv ? attn_heads_kv(p) : p->heads;   /* the block's (b, h) */
             worst = ratio;
             *diff = (ref_diff){got->name[i], e.rel_l2, b, e.block_rel_l2, bb,
                                (int)(e.block_bh / (size_t)H), (int)(e.block_bh % (size_t)H),
@@ -263,13 +264,13 @@ void sample_free(row_sample *s)
 int sample_make(row_sample *s, const host_inputs *in, int backward, uint64_t seed)
 {
     const attn_problem *p = &in->p;
-    const size_t bh = (size_t)p->batch * p->heads;
+    const size_t bh = (size_t)p->batch * p->heads, bkv = (size_t)p->batch * attn_heads_kv(p);
     memset(s, 0, sizeof *s);
     s->nq = p->seq_q < SAMPLE_ROWS ? p->seq_q : SAMPLE_ROWS;
     s->nk = p->seq_k < SAMPLE_ROWS ? p->seq_k : SAMPLE_ROWS;
     uint64_t rng = seed;
     s->q_rows = pick_rows(bh, p->seq_q, s->nq, &rng);
-    s->k_rows = pick_rows(bh, p->seq_k, s->nk, &rng);
+    s->k_rows = pick_rows(bkv, p->seq_k, s->nk, &rng);
     if (!s->q_rows || !s->k_rows) {
         sample_free(s);
         return 0;
@@ -425,7 +426,7 @@ void measure(const attn_step *s, const host_inputs *in, int backward, int cc, co
             snprintf(m->against, sizeof m->against, "%d sampled %s rows per head (fp64 CPU)",
                      sample->nq, backward ? "query and key" : "query");
         const int close = outputs_close(&first, against, sample, p->dtype,
-                                        full ? STEP00_SCALE : 1.0, p->heads, &m->diff);
+                                        full ? STEP00_SCALE : 1.0, p, &m->diff);
         if (close < 0) {
             snprintf(m->why, sizeof m->why, "%s: out of host memory for the check", s->name);
             goto done;
@@ -455,7 +456,7 @@ void measure(const attn_step *s, const host_inputs *in, int backward, int cc, co
         goto done;
     }
     ref_diff x;
-    const int same = outputs_close(&after, &first, NULL, p->dtype, 1.0, p->heads, &x);
+    const int same = outputs_close(&after, &first, NULL, p->dtype, 1.0, p, &x);
     if (same < 0) {
         snprintf(m->why, sizeof m->why, "%s: out of host memory for the check", s->name);
         goto done;

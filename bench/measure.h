@@ -6,13 +6,13 @@
 #include "harness.h"
 
 /* The outputs of one pass, widened to double: O and lse, or dQ, dK and dV. Tensor i is
- * [heads, rows[i], cols[i]] (heads = B*H), n[i] elements. */
+ * [heads[i], rows[i], cols[i]] (heads = B*H, or B*H_kv for dK and dV), n[i] elements. */
 typedef struct {
     int count;
     const char *name[3];
     size_t n[3];
     double *x[3];
-    size_t heads;
+    size_t heads[3];
     int rows[3], cols[3];
 } outputs;
 void outputs_free(outputs *o);
@@ -31,7 +31,7 @@ void outputs_free(outputs *o);
 #define SAMPLE_ROWS 32
 typedef struct {
     int nq, nk;             /* query and key rows per batch-head: SAMPLE_ROWS, or all if fewer */
-    int *q_rows, *k_rows;   /* [B*H][nq], [B*H][nk], ascending */
+    int *q_rows, *k_rows;   /* [B*H][nq], [B*H_kv][nk], ascending */
     outputs fwd;            /* the forward's O and lse on q_rows ([B*H, nq, D], [B*H, nq]); count 0
                                when made for the backward */
     double seconds;         /* the CPU time that took */

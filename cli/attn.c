@@ -32,10 +32,12 @@ static const char check_usage[] =
     "  --csv FILE       also one CSV row per output tensor\n"
     "  --seed N         seed of the random inputs (default: the time; failures print theirs)\n";
 static const char run_usage[] =
-    "usage: attn run --step S --shape B,H,Nq,Nk,D [options]\n"
+    "usage: attn run --step S --shape B,H,Nq,Nk,D[,H_kv] [options]\n"
     "  one checked run (as attn check does it) and one timed measurement\n"
     "  --step S                   the step (2, 02 or 02_ragged_mask)\n"
     "  --shape B,H,Nq,Nk,D        batch, heads, query and key lengths, head dim (each 1..2^31-1)\n"
+    "        [,H_kv]              and the K/V heads of grouped-query attention (dividing H;\n"
+    "                             default H)\n"
     "  --dtype fp32|bf16          (any case) default: bf16 if the step supports bf16 for this\n"
     "                             problem, else fp32\n"
     "  --causal                   query i sees keys j <= i\n"
@@ -97,7 +99,7 @@ static void probe(const attn_step *s, int backward, unsigned char set[2][MAX_D +
     memset(set, 0, 2 * (MAX_D + 1));
     for (int t = 0; t < 2; t++)
         for (int d = 1; d <= MAX_D; d++) {
-            attn_problem p = {1, 1, 64, 64, d, 0, (attn_dtype)t, (float)(1.0 / sqrt((double)d))};
+            attn_problem p = {1, 1, 64, 64, d, 0, (attn_dtype)t, (float)(1.0 / sqrt((double)d)), 1};
             const char *why;
             set[t][d] = (!backward || s->backward) && s->supports(&p, backward, &why) == ATTN_OK;
         }

@@ -5,7 +5,10 @@
  * The harness (common/), the tests and the benchmark only ever talk to a step through it.
  *
  * Tensors are device pointers, contiguous [B, H, N, D] row-major (torch SDPA's layout), each
- * 16-byte aligned (ATTN_ALIGN). The kernels move 16 bytes per access (cp.async, TMA, vector
+ * 16-byte aligned (ATTN_ALIGN). Grouped-query attention: K, V, dK and dV have H_kv heads
+ * (attn_heads_kv, below; [B, H_kv, Nk, D]), and query head h reads K/V head h / (H / H_kv); dK and
+ * dV of a K/V head sum over the H / H_kv query heads that read it. H_kv = H is ordinary
+ * multi-head attention, H_kv = 1 multi-query attention. The kernels move 16 bytes per access (cp.async, TMA, vector
  * stores), and a misaligned one is a sticky CUDA error that ends the caller's process, so every
  * step checks its pointers first (attn_misaligned, below) and refuses a misaligned one with
  * ATTN_ERR_INVALID. A view that starts inside a buffer (PyTorch's buf[1:]) is the usual way to
@@ -46,7 +49,15 @@ typedef struct {
     int causal;         /* 1: query i sees key j iff j <= i (top-left, like torch SDPA is_causal) */
     attn_dtype dtype;   /* of Q, K, V, O, dO, dQ, dK, dV */
     float scale;        /* softmax scale, normally 1/sqrt(D) */
+    int heads_kv;       /* H_kv, the K/V heads: >= 1 and dividing H (grouped-query attention), or 0,
+                           which means H: an initializer that stops before it is multi-head */
 } attn_problem;
+
+/* H_kv of p: heads_kv, or H where it is 0. */
+static inline int attn_heads_kv(const attn_problem *p)
+{
+    return p->heads_kv ? p->heads_kv : p->heads;
+}
 
 typedef enum {
     ATTN_OK = 0,
@@ -86,14 +97,20 @@ static inline int attn_gpu_fits(const attn_step *s, int cc, const char **why)
     return ok;
 }
 
-/* The checks every step starts with, shared so that "malformed" means the same everywhere. */
-static inline attn_status attn_problem_valid(const attn_problem *p, const char **why)
+/* The checks every step starts with, shared so that "malformed" means the same everywhere: a
+ * well-formed problem, grouped-query attention allowed (for a step that reads K/V head
+ * h / (H / H_kv)). */
+static inline attn_status attn_problem_valid_gqa(const attn_problem *p, const char **why)
 {
     const char *w = NULL;
     if (!p)
         w = "problem is NULL";
     else if (p->batch < 1 || p->heads < 1 || p->seq_q < 1 || p->seq_k < 1 || p->head_dim < 1)
         w = "batch, heads, seq_q, seq_k and head_dim must all be >= 1";
+    else if (p->heads_kv < 0)
+        w = "heads_kv must be >= 1 (or 0: as many as heads)";
+    else if (p->heads % attn_heads_kv(p) != 0)
+        w = "heads must be a multiple of heads_kv (each K/V head serves heads / heads_kv query heads)";
     else if (p->causal != 0 && p->causal != 1)
         w = "causal must be 0 or 1";
     else if (p->dtype != ATTN_FP32 && p->dtype != ATTN_BF16)
@@ -103,6 +120,22 @@ static inline attn_status attn_problem_valid(const attn_problem *p, const char *
     if (why)
         *why = w;
     return w ? ATTN_ERR_INVALID : ATTN_OK;
+}
+
+/* The same for a step that reads one K/V head per query head: grouped-query attention (H_kv < H)
+ * is valid, but not for this step (ATTN_ERR_UNSUPPORTED, and why). */
+static inline attn_status attn_problem_valid(const attn_problem *p, const char **why)
+{
+    const attn_status s = attn_problem_valid_gqa(p, why);
+    if (s != ATTN_OK)
+        return s;
+    if (attn_heads_kv(p) != p->heads) {
+        if (why)
+            *why = "grouped-query attention (heads_kv < heads): this step reads one K/V head per "
+                   "query head";
+        return ATTN_ERR_UNSUPPORTED;
+    }
+    return ATTN_OK;
 }
 
 /* The pointer rule of the contract (above). */

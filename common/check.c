@@ -86,7 +86,7 @@ int check_grid(attn_problem *out, int max)
                     return n;
                 attn_problem p = {shapes[i].b, shapes[i].h, shapes[i].nq, shapes[i].nk,
                                   shapes[i].d, causal, t ? ATTN_BF16 : ATTN_FP32,
-                                  (float)(1.0 / sqrt((double)shapes[i].d))};
+                                  (float)(1.0 / sqrt((double)shapes[i].d)), shapes[i].h};
                 out[n++] = p;
             }
     return n;
@@ -502,7 +502,7 @@ int case_run(const check_case *c, const attn_step *s, int backward, cudaStream_t
         goto done;
     }
     const int d = p->head_dim;
-    const size_t bh = (size_t)p->batch * p->heads;
+    const size_t bh = (size_t)p->batch * p->heads, bkv = (size_t)p->batch * attn_heads_kv(p);
     if (!backward) {
         r->n = 2;
         ok = compare(&r->t[0], "O", c->o, o, bh, dt, p->seq_q, d, dt, c->o_floor) &&
@@ -510,8 +510,8 @@ int case_run(const check_case *c, const attn_step *s, int backward, cudaStream_t
     } else {
         r->n = 3;
         ok = compare(&r->t[0], "dQ", c->dq, dq, bh, dt, p->seq_q, d, dt, c->grad_floor[0]) &&
-             compare(&r->t[1], "dK", c->dk, dk, bh, dt, p->seq_k, d, dt, c->grad_floor[1]) &&
-             compare(&r->t[2], "dV", c->dv, dv, bh, dt, p->seq_k, d, dt, c->grad_floor[2]);
+             compare(&r->t[1], "dK", c->dk, dk, bkv, dt, p->seq_k, d, dt, c->grad_floor[1]) &&
+             compare(&r->t[2], "dV", c->dv, dv, bkv, dt, p->seq_k, d, dt, c->grad_floor[2]);
     }
     if (!ok)
         goto done;
@@ -554,8 +554,10 @@ void check_print_failure(FILE *f, const check_case *c, const check_result *r, co
             input_mode_name(c->mode), r->why ? ": " : "", r->why ? r->why : "");
     for (int i = 0; i < r->n; i++) {
         const tensor_result *t = &r->t[i];
+        /* dK and dV have the K/V heads (H_kv) */
+        const int heads = backward && i > 0 ? attn_heads_kv(&c->p) : c->p.heads;
         int at[4];
-        attn_unflatten(t->err.worst, c->p.heads, t->rows, t->cols, at);
+        attn_unflatten(t->err.worst, heads, t->rows, t->cols, at);
         fprintf(f, "    %-3s rel_l2 %.3g (bound %.3g)%s, worst at (b %d, h %d, row %d, col %d): "
                    "ref %.6g got %.6g",
                 t->name, t->err.rel_l2, t->bound, t->pass ? "" : " FAIL", at[0], at[1], at[2],
@@ -566,7 +568,7 @@ void check_print_failure(FILE *f, const check_case *c, const check_result *r, co
         const attn_err *e = &t->err;
         const int r0 = e->block_tile * e->block_rows, r1 = r0 + e->block_rows - 1;
         fprintf(f, "        worst block (b %d, h %d, tile %d: %s %d-%d) rel_l2 %.3g (bound %.3g)%s\n",
-                (int)(e->block_bh / (size_t)c->p.heads), (int)(e->block_bh % (size_t)c->p.heads),
+                (int)(e->block_bh / (size_t)heads), (int)(e->block_bh % (size_t)heads),
                 e->block_tile, backward && i > 0 ? "keys" : "rows", r0,
                 r1 < t->rows - 1 ? r1 : t->rows - 1, e->block_rel_l2, t->block_bound,
                 e->block_rel_l2 <= t->block_bound ? "" : " FAIL");
@@ -625,10 +627,10 @@ static void csv_case(FILE *csv, const check_case *c, const attn_step *s, int bwd
         fprintf(csv, "%s,,,,,SKIP,,,,,\n", head);
     for (int t = 0; t < r->n; t++) {
         const tensor_result *x = &r->t[t];
+        const size_t heads = (size_t)(bwd && t > 0 ? attn_heads_kv(p) : p->heads);   /* dK, dV: H_kv */
         fprintf(csv, "%s,%s,%.3e,%.3e,%.3g,%s,%.3e,%.3g,%d,%d,%d\n", head, x->name, x->err.rel_l2,
                 x->err.max_abs, x->bound, verdict_name(r->v), x->err.block_rel_l2, x->block_bound,
-                (int)(x->err.block_bh / (size_t)p->heads), (int)(x->err.block_bh % (size_t)p->heads),
-                x->err.block_tile);
+                (int)(x->err.block_bh / heads), (int)(x->err.block_bh % heads), x->err.block_tile);
     }
 }
 

@@ -38,34 +38,40 @@ int parse_u64(const char *s, uint64_t *out)
 
 int parse_shape(const char *s, attn_problem *p, char *err, size_t errn)
 {
-    static const char *names[5] = {"B", "H", "Nq", "Nk", "D"};
+    static const char *names[6] = {"B", "H", "Nq", "Nk", "D", "H_kv"};
     const char *c = s ? s : "";
     int fields = 1;
     for (const char *x = c; *x; x++)
         fields += *x == ',';
-    if (fields != 5) {
-        snprintf(err, errn, "bad shape '%s': expected B,H,Nq,Nk,D, five whole numbers >= 1 (got %d field%s)",
-                 c, fields, fields == 1 ? "" : "s");
+    if (fields != 5 && fields != 6) {
+        snprintf(err, errn, "bad shape '%s': expected B,H,Nq,Nk,D[,H_kv], five or six whole numbers "
+                 ">= 1 (got %d field%s)", c, fields, fields == 1 ? "" : "s");
         return 0;
     }
-    long v[5];
-    for (int n = 0; n < 5; n++) {
+    long v[6];
+    for (int n = 0; n < fields; n++) {
         char *end;
         errno = 0;
         v[n] = strtol(c, &end, 10);
-        if (*c < '0' || *c > '9' || *end != (n < 4 ? ',' : 0) || v[n] < 1) {
-            snprintf(err, errn, "bad shape '%s': %s must be a whole number >= 1 (B,H,Nq,Nk,D)", s,
-                     names[n]);
+        if (*c < '0' || *c > '9' || *end != (n < fields - 1 ? ',' : 0) || v[n] < 1) {
+            snprintf(err, errn, "bad shape '%s': %s must be a whole number >= 1 (B,H,Nq,Nk,D[,H_kv])",
+                     s, names[n]);
             return 0;
         }
         if (errno == ERANGE || v[n] > INT_MAX) {   /* the contract's fields are int */
-            snprintf(err, errn, "bad shape '%s': %s is above the limit %d = 2^31 - 1 (B,H,Nq,Nk,D)",
+            snprintf(err, errn, "bad shape '%s': %s is above the limit %d = 2^31 - 1 (B,H,Nq,Nk,D[,H_kv])",
                      s, names[n], INT_MAX);
             return 0;
         }
         c = end + 1;
     }
+    if (fields == 6 && v[1] % v[5] != 0) {
+        snprintf(err, errn, "bad shape '%s': H = %ld is not a multiple of H_kv = %ld (each K/V head "
+                 "serves H / H_kv query heads)", s, v[1], v[5]);
+        return 0;
+    }
     memset(p, 0, sizeof *p);
+    p->heads_kv = fields == 6 ? (int)v[5] : 0;
     p->batch = (int)v[0];
     p->heads = (int)v[1];
     p->seq_q = (int)v[2];
@@ -119,7 +125,8 @@ void fmt_bytes(double b, char *out, size_t n)
 size_t tensor_bytes(const attn_problem *p, int backward)
 {
     const size_t bh = (size_t)p->batch * p->heads, e = attn_dtype_bytes(p->dtype);
-    const size_t q = bh * p->seq_q * p->head_dim * e, kv = bh * p->seq_k * p->head_dim * e;
+    const size_t bkv = (size_t)p->batch * attn_heads_kv(p);
+    const size_t q = bh * p->seq_q * p->head_dim * e, kv = bkv * p->seq_k * p->head_dim * e;
     const size_t lse = bh * p->seq_q * sizeof(float);
     size_t total = 2 * q + 2 * kv + lse;     /* q, o, k, v, lse */
     if (backward)
@@ -129,7 +136,11 @@ size_t tensor_bytes(const attn_problem *p, int backward)
 
 void fmt_shape(const attn_problem *p, char *out, size_t n)
 {
-    snprintf(out, n, "%d,%d,%d,%d,%d", p->batch, p->heads, p->seq_q, p->seq_k, p->head_dim);
+    if (attn_heads_kv(p) != p->heads)   /* grouped-query attention: H_kv as a sixth field */
+        snprintf(out, n, "%d,%d,%d,%d,%d,%d", p->batch, p->heads, p->seq_q, p->seq_k, p->head_dim,
+                 attn_heads_kv(p));
+    else
+        snprintf(out, n, "%d,%d,%d,%d,%d", p->batch, p->heads, p->seq_q, p->seq_k, p->head_dim);
 }
 
 /* ------------------------------------------------------------------------- the command line */

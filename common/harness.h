@@ -29,7 +29,7 @@ const char *input_mode_name(input_mode m);
  * the very same numbers. Element counts come from each tensor's own shape. */
 typedef struct {
     attn_problem p;
-    size_t n_q, n_kv, n_lse;   /* B*H*Nq*D (q, o, dq, d_o), B*H*Nk*D (k, v, dk, dv), B*H*Nq */
+    size_t n_q, n_kv, n_lse;   /* B*H*Nq*D (q, o, dq, d_o), B*H_kv*Nk*D (k, v, dk, dv), B*H*Nq */
     float *q, *k, *v, *d_o;
 } host_inputs;
 
@@ -100,8 +100,8 @@ void ref_backward_spread(const attn_problem *p, const float *q, const float *k, 
                          const float *o, const float *lse, const float *d_o, double *dq2,
                          double *dk2);
 /* The exact backward on selected rows: dQ of query rows q_rows[bh * nq_rows + r] ([B*H, nq_rows,
- * D]) and dK, dV of key rows k_rows[bh * nk_rows + r] ([B*H, nk_rows, D]); the very numbers of
- * ref_backward(..., REF_EXACT, ...) there. Cost per head: Nq * D (the D_i), 3 Nk * D per query
+ * D]) and dK, dV of key rows k_rows[kvh * nk_rows + r] of K/V head kvh ([B*H_kv, nk_rows, D]); the
+ * very numbers of ref_backward(..., REF_EXACT, ...) there. Cost per head: Nq * D (the D_i), 3 Nk * D per query
  * row, 4 Nq * D per key row. */
 void ref_backward_rows(const attn_problem *p, const float *q, const float *k, const float *v,
                        const float *o, const float *lse, const float *d_o, const int *q_rows,

@@ -5,6 +5,14 @@
 #include <string.h>
 #include "harness.h"
 
+/* The K/V head that batch-head bh (b*H + h) reads: b*H_kv + h / (H / H_kv) (grouped-query
+ * attention; bh itself when H_kv = H). */
+static size_t kv_head(const attn_problem *p, size_t bh)
+{
+    const size_t h = (size_t)p->heads, hkv = (size_t)attn_heads_kv(p);
+    return bh / h * hkv + bh % h / (h / hkv);
+}
+
 /* Keys row i may see: all Nk, or j <= i when causal (top-left). Always >= 1. */
 static int visible_keys(const attn_problem *p, int i)
 {
@@ -93,8 +101,9 @@ void ref_forward_scores(const attn_problem *p, const float *q, const float *k, c
     double *s = malloc((size_t)nk * sizeof(double));
     for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++)
         for (int i = 0; i < nq; i++)
-            forward_row(p, q + (bh * nq + i) * d, k + bh * nk * d, v + bh * nk * d, i, s,
-                        o + (bh * nq + i) * d, lse + bh * nq + i, scores);
+            forward_row(p, q + (bh * nq + i) * d, k + kv_head(p, bh) * nk * d,
+                        v + kv_head(p, bh) * nk * d, i, s, o + (bh * nq + i) * d, lse + bh * nq + i,
+                        scores);
     free(s);
 }
 
@@ -106,8 +115,9 @@ void ref_forward_rows(const attn_problem *p, const float *q, const float *k, con
     for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++)
         for (int r = 0; r < nrows; r++) {
             const int i = rows[bh * nrows + r];
-            forward_row(p, q + (bh * nq + i) * d, k + bh * nk * d, v + bh * nk * d, i, s,
-                        o + (bh * nrows + r) * d, lse + bh * nrows + r, REF_EXACT);
+            forward_row(p, q + (bh * nq + i) * d, k + kv_head(p, bh) * nk * d,
+                        v + kv_head(p, bh) * nk * d, i, s, o + (bh * nrows + r) * d,
+                        lse + bh * nrows + r, REF_EXACT);
         }
     free(s);
 }
@@ -118,7 +128,7 @@ void ref_forward_tiled(const attn_problem *p, const float *q, const float *k, co
     const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
     double *s = malloc((size_t)tile * sizeof(double));
     for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++) {
-        const float *kh = k + bh * nk * d, *vh = v + bh * nk * d;
+        const float *kh = k + kv_head(p, bh) * nk * d, *vh = v + kv_head(p, bh) * nk * d;
         for (int i = 0; i < nq; i++) {
             const int n = visible_keys(p, i);
             const float *qi = q + (bh * nq + i) * d;
@@ -167,12 +177,13 @@ void ref_backward(const attn_problem *p, const float *q, const float *k, const f
                   double *dq, double *dk, double *dv)
 {
     const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
-    const size_t bhn = (size_t)p->batch * p->heads;
-    memset(dk, 0, bhn * nk * d * sizeof(double));
-    memset(dv, 0, bhn * nk * d * sizeof(double));
-    for (size_t bh = 0; bh < bhn; bh++) {
-        const float *kh = k + bh * nk * d, *vh = v + bh * nk * d;
-        double *dkh = dk + bh * nk * d, *dvh = dv + bh * nk * d;
+    const size_t bhn = (size_t)p->batch * p->heads, kvn = (size_t)p->batch * attn_heads_kv(p);
+    memset(dk, 0, kvn * nk * d * sizeof(double));
+    memset(dv, 0, kvn * nk * d * sizeof(double));
+    for (size_t bh = 0; bh < bhn; bh++) {   /* dK, dV of a K/V head: the sum over its query heads */
+        const size_t kvh = kv_head(p, bh);
+        const float *kh = k + kvh * nk * d, *vh = v + kvh * nk * d;
+        double *dkh = dk + kvh * nk * d, *dvh = dv + kvh * nk * d;
         for (int i = 0; i < nq; i++) {
             const size_t row = bh * nq + i;
             const float *qi = q + row * d, *oi = o + row * d, *doi = d_o + row * d;
@@ -215,11 +226,12 @@ void ref_backward_spread(const attn_problem *p, const float *q, const float *k, 
                          double *dk2)
 {
     const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
-    const size_t bhn = (size_t)p->batch * p->heads;
+    const size_t bhn = (size_t)p->batch * p->heads, kvn = (size_t)p->batch * attn_heads_kv(p);
     memset(dq2, 0, bhn * nq * d * sizeof(double));
-    memset(dk2, 0, bhn * nk * d * sizeof(double));
+    memset(dk2, 0, kvn * nk * d * sizeof(double));
     for (size_t bh = 0; bh < bhn; bh++) {
-        const float *kh = k + bh * nk * d, *vh = v + bh * nk * d;
+        const size_t kvh = kv_head(p, bh);
+        const float *kh = k + kvh * nk * d, *vh = v + kvh * nk * d;
         for (int i = 0; i < nq; i++) {
             const size_t row = bh * nq + i;
             const float *qi = q + row * d, *doi = d_o + row * d;
@@ -231,7 +243,7 @@ void ref_backward_spread(const attn_problem *p, const float *q, const float *k, 
                 const double e = p->scale * pij * 3.0 * sqrt(sd_dp * sd_dp + sd_di * sd_di);
                 for (int x = 0; x < d; x++) {
                     dq2[row * d + x] += e * kj[x] * e * kj[x];
-                    dk2[(bh * nk + j) * d + x] += e * qi[x] * e * qi[x];
+                    dk2[(kvh * nk + j) * d + x] += e * qi[x] * e * qi[x];
                 }
             }
         }
@@ -245,8 +257,12 @@ void ref_backward_rows(const attn_problem *p, const float *q, const float *k, co
 {
     const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim;
     double *di = malloc((size_t)nq * sizeof(double));   /* D_i = rowsum(dO * O) of one head */
+    /* dK, dV of a K/V head sum over its query heads: zeroed first, added to per query head */
+    memset(dk, 0, (size_t)p->batch * attn_heads_kv(p) * nk_rows * d * sizeof(double));
+    memset(dv, 0, (size_t)p->batch * attn_heads_kv(p) * nk_rows * d * sizeof(double));
     for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++) {
-        const float *qh = q + bh * nq * d, *kh = k + bh * nk * d, *vh = v + bh * nk * d,
+        const size_t kvh = kv_head(p, bh);
+        const float *qh = q + bh * nq * d, *kh = k + kvh * nk * d, *vh = v + kvh * nk * d,
                     *doh = d_o + bh * nq * d, *lh = lse + bh * nq;
         for (int i = 0; i < nq; i++)
             di[i] = dot(doh + (size_t)i * d, o + (bh * nq + i) * d, d);
@@ -265,11 +281,9 @@ void ref_backward_rows(const attn_problem *p, const float *q, const float *k, co
             }
         }
         for (int r = 0; r < nk_rows; r++) {   /* dK_j, dV_j: its key against every query that sees it */
-            const int j = k_rows[bh * nk_rows + r];
+            const int j = k_rows[kvh * nk_rows + r];
             const float *kj = kh + (size_t)j * d, *vj = vh + (size_t)j * d;
-            double *dkj = dk + (bh * nk_rows + r) * d, *dvj = dv + (bh * nk_rows + r) * d;
-            for (int e = 0; e < d; e++)
-                dkj[e] = dvj[e] = 0.0;
+            double *dkj = dk + (kvh * nk_rows + r) * d, *dvj = dv + (kvh * nk_rows + r) * d;
             for (int i = p->causal ? j : 0; i < nq; i++) {
                 const float *qi = qh + (size_t)i * d, *doi = doh + (size_t)i * d;
                 double pij, ds;

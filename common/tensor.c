@@ -78,9 +78,9 @@ static int inputs_alloc(host_inputs *in, const attn_problem *p)
 {
     memset(in, 0, sizeof *in);
     in->p = *p;
-    size_t bh = (size_t)p->batch * p->heads;
+    size_t bh = (size_t)p->batch * p->heads, bkv = (size_t)p->batch * attn_heads_kv(p);
     in->n_q = bh * p->seq_q * p->head_dim;
-    in->n_kv = bh * p->seq_k * p->head_dim;
+    in->n_kv = bkv * p->seq_k * p->head_dim;
     in->n_lse = bh * p->seq_q;
     in->q = malloc(in->n_q * sizeof(float));
     in->k = malloc(in->n_kv * sizeof(float));
@@ -118,9 +118,12 @@ static void far_from_zero(host_inputs *in, uint64_t seed)
     const double A = 4.0, ds = fabs((double)p->scale) * d;   /* mu = -A c ds */
     const double sd_k = ds > 0 ? 2.0 * A * sqrt((double)d) / 150.0 : 0.1;
     uint64_t s = seed ^ 0x5555;
+    const size_t h = (size_t)p->heads, group = h / (size_t)attn_heads_kv(p);
     for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++) {
-        for (int j = 0; j < nk; j++) {
-            float *row = in->k + (bh * nk + j) * d;
+        /* K/V head bh / H * H_kv + bh % H / group, filled by the first query head that reads it
+         * (every head when H_kv = H) */
+        for (int j = 0; bh % h % group == 0 && j < nk; j++) {
+            float *row = in->k + ((bh / h * (h / group) + bh % h / group) * nk + j) * d;
             for (int e = 0; e < d; e++)
                 row[e] = (float)(-A + sd_k * (2.0 * next_unit(&s) - 1.0) * 1.7320508);
         }
@@ -154,10 +157,10 @@ int inputs_make(host_inputs *in, const attn_problem *p, input_mode mode, uint64_
         /* q has mean 1, so adding c to every feature of key j adds about c*sqrt(D) to its
          * scaled score: a ramp over all keys plus a bump on the last 16. */
         const int nk = p->seq_k, d = p->head_dim;
-        for (size_t bh = 0; bh < (size_t)p->batch * p->heads; bh++)
+        for (size_t kvh = 0; kvh < (size_t)p->batch * attn_heads_kv(p); kvh++)
             for (int j = 0; j < nk; j++) {
                 float c = 1.5f * (float)(j + 1) / (float)nk + (j >= nk - 16 ? 1.5f : 0.0f);
-                float *row = in->k + (bh * nk + j) * d;
+                float *row = in->k + (kvh * nk + j) * d;
                 for (int e = 0; e < d; e++)
                     row[e] += c;
             }

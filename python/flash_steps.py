@@ -97,7 +97,8 @@ class Problem(ctypes.Structure):
                 ("seq_q", ctypes.c_int), ("seq_k", ctypes.c_int),
                 ("head_dim", ctypes.c_int), ("causal", ctypes.c_int),
                 ("dtype", ctypes.c_int),          # attn_dtype
-                ("scale", ctypes.c_float)]
+                ("scale", ctypes.c_float),
+                ("heads_kv", ctypes.c_int)]       # H_kv; this door passes H (no grouped heads)
 
     def __repr__(self):
         return ("B=%d H=%d Nq=%d Nk=%d D=%d %s%s scale=%g" %
@@ -318,7 +319,7 @@ def _problem(q4, k4, causal, scale):
             raise ValueError("%s = %d does not fit the contract's int" % (n, x))
     if scale is None:
         scale = 1.0 / math.sqrt(D) if D > 0 else 1.0
-    return Problem(B, H, Nq, Nk, D, 1 if causal else 0, _DTYPES[q4.dtype], float(scale))
+    return Problem(B, H, Nq, Nk, D, 1 if causal else 0, _DTYPES[q4.dtype], float(scale), H)
 
 
 def choose(q, k, v, causal=False, scale=None):

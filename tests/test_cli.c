@@ -169,6 +169,7 @@ Test(cli_values, shape_field_at_or_above_2_to_the_31)
 Test(cli_values, bad_shape_dtype_inputs_reps_seed)
 {
     rejects("run --step 02 --shape 1,1,8,8", "attn run: ", "bad shape '1,1,8,8'");
+    rejects("run --step 02 --shape 1,6,8,8,64,4", "attn run: ", "not a multiple of H_kv");
     rejects("run --step 02 --shape 1,0,8,8,8", "attn run: ", "H must be a whole number >= 1");
     rejects("run --step 02 --shape 1,1,8,8,8 --dtype fp16", "attn run: ", "unknown dtype 'fp16'");
     rejects("run --step 02 --shape 1,1,8,8,8 --inputs huge", "attn run: ", "--inputs is normal, large, late or far");

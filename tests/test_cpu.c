@@ -9,7 +9,7 @@
 
 static attn_problem problem(int b, int h, int nq, int nk, int d, int causal)
 {
-    attn_problem p = {b, h, nq, nk, d, causal, ATTN_FP32, (float)(1.0 / sqrt((double)d))};
+    attn_problem p = {b, h, nq, nk, d, causal, ATTN_FP32, (float)(1.0 / sqrt((double)d)), h};
     return p;
 }
 
@@ -21,7 +21,7 @@ static const float we_q[1] = {1.f}, we_k[3] = {1.f, 2.f, 3.f}, we_v[3] = {10.f, 
 
 Test(reference, worked_example)
 {
-    attn_problem p = {1, 1, 1, 3, 1, 0, ATTN_FP32, 1.f};
+    attn_problem p = {1, 1, 1, 3, 1, 0, ATTN_FP32, 1.f, 1};
     double o, lse;
     ref_forward(&p, we_q, we_k, we_v, &o, &lse);
     /* relative to the max score 3: denominator e^-2 + e^-1 + 1, weighted sum 10e^-2 + 20e^-1 + 30 */
@@ -33,7 +33,7 @@ Test(reference, worked_example)
 
 Test(reference, worked_example_tile_by_tile)
 {
-    attn_problem p = {1, 1, 1, 3, 1, 0, ATTN_FP32, 1.f};
+    attn_problem p = {1, 1, 1, 3, 1, 0, ATTN_FP32, 1.f, 1};
     double o, lse, ot, lset;
     ref_forward(&p, we_q, we_k, we_v, &o, &lse);
     for (int tile = 1; tile <= 2; tile++) {
@@ -124,6 +124,120 @@ Test(reference, selected_rows_equal_the_whole_reference)
 /* ----------------------------------------------------------------- reference properties */
 
 /* With V = 1 everywhere, O = sum_j P_ij: every row of P must sum to 1. */
+/* Grouped-query attention in the reference: query head h reads K/V head h / (H / H_kv). The
+ * same as multi-head attention on K and V with each K/V head copied to its query heads: O, lse
+ * and dQ the very same numbers, dK and dV of a K/V head the sum of its copies' (to rounding: the
+ * sums run in another order). Also the selected-rows forms, and the tiled forward. */
+Test(reference, grouped_query_heads_equal_copied_heads)
+{
+    for (int causal = 0; causal < 2; causal++)
+        for (int hkv = 1; hkv <= 3; hkv += 2) {   /* MQA (1) and groups of 2 (3 of 6) */
+            attn_problem g = problem(2, 6, 11, 13, 8, causal), m = g;
+            g.heads_kv = hkv;
+            const int group = 6 / hkv, nq = 11, nk = 13, d = 8;
+            host_inputs in;
+            cr_assert(inputs_make(&in, &g, INPUT_NORMAL, 31 + causal + hkv));
+            cr_expect(in.n_kv == (size_t)2 * hkv * nk * d, "K/V hold B*H_kv heads: %zu", in.n_kv);
+            /* K and V copied out to one head per query head */
+            const size_t nm = (size_t)2 * 6 * nk * d;
+            float *kc = malloc(nm * sizeof(float)), *vc = malloc(nm * sizeof(float));
+            for (size_t bh = 0; bh < 12; bh++) {
+                const size_t src = (bh / 6 * hkv + bh % 6 / group) * nk * d;
+                memcpy(kc + bh * nk * d, in.k + src, nk * d * sizeof(float));
+                memcpy(vc + bh * nk * d, in.v + src, nk * d * sizeof(float));
+            }
+            double *o = malloc(in.n_q * sizeof(double)), *om = malloc(in.n_q * sizeof(double));
+            double *l = malloc(in.n_lse * sizeof(double)), *lm = malloc(in.n_lse * sizeof(double));
+            ref_forward(&g, in.q, in.k, in.v, o, l);
+            ref_forward(&m, in.q, kc, vc, om, lm);
+            cr_expect(memcmp(o, om, in.n_q * sizeof(double)) == 0 &&
+                          memcmp(l, lm, in.n_lse * sizeof(double)) == 0,
+                      "H_kv %d causal %d: forward differs from copied heads", hkv, causal);
+            ref_forward_tiled(&g, in.q, in.k, in.v, 4, om, lm);
+            double worst = 0;
+            for (size_t i = 0; i < in.n_q; i++)
+                worst = fmax(worst, fabs(om[i] - o[i]));
+            cr_expect(worst < 1e-12, "H_kv %d: tiled forward off by %.3e", hkv, worst);
+            /* the backward, from the forward's own O and lse */
+            float *of = malloc(in.n_q * sizeof(float)), *lf = malloc(in.n_lse * sizeof(float));
+            for (size_t i = 0; i < in.n_q; i++)
+                of[i] = (float)o[i];
+            for (size_t i = 0; i < in.n_lse; i++)
+                lf[i] = (float)l[i];
+            double *dq = malloc(in.n_q * sizeof(double)), *dqm = malloc(in.n_q * sizeof(double));
+            double *dk = malloc(in.n_kv * sizeof(double)), *dv = malloc(in.n_kv * sizeof(double));
+            double *dkm = malloc(nm * sizeof(double)), *dvm = malloc(nm * sizeof(double));
+            ref_backward(&g, in.q, in.k, in.v, of, lf, in.d_o, REF_EXACT, dq, dk, dv);
+            ref_backward(&m, in.q, kc, vc, of, lf, in.d_o, REF_EXACT, dqm, dkm, dvm);
+            cr_expect(memcmp(dq, dqm, in.n_q * sizeof(double)) == 0, "H_kv %d: dQ differs", hkv);
+            double wk = 0, wv = 0, scale = 0;
+            for (size_t kvh = 0; kvh < (size_t)2 * hkv; kvh++)
+                for (size_t e = 0; e < (size_t)nk * d; e++) {
+                    double sk = 0, sv = 0;
+                    for (int c = 0; c < group; c++) {   /* the query heads of K/V head kvh */
+                        const size_t bh = kvh / hkv * 6 + kvh % hkv * group + c;
+                        sk += dkm[bh * nk * d + e];
+                        sv += dvm[bh * nk * d + e];
+                    }
+                    wk = fmax(wk, fabs(dk[kvh * nk * d + e] - sk));
+                    wv = fmax(wv, fabs(dv[kvh * nk * d + e] - sv));
+                    scale = fmax(scale, fmax(fabs(sk), fabs(sv)));
+                }
+            cr_expect(wk <= 1e-12 * scale && wv <= 1e-12 * scale,
+                      "H_kv %d causal %d: dK off by %.3e, dV by %.3e (of %.3e)", hkv, causal, wk, wv,
+                      scale);
+            /* the selected rows: query rows 0 and 10 of each head, key rows 3 and 12 of each K/V head */
+            int qr[12 * 2], kr[6 * 2];
+            for (int h = 0; h < 12; h++)
+                qr[2 * h] = 0, qr[2 * h + 1] = 10;
+            for (int h = 0; h < 2 * hkv; h++)
+                kr[2 * h] = 3, kr[2 * h + 1] = 12;
+            double so[12 * 2 * 8], sl[12 * 2], sq[12 * 2 * 8], sk[6 * 2 * 8], sv[6 * 2 * 8];
+            ref_forward_rows(&g, in.q, in.k, in.v, qr, 2, so, sl);
+            ref_backward_rows(&g, in.q, in.k, in.v, of, lf, in.d_o, qr, 2, kr, 2, sq, sk, sv);
+            double wr = 0;
+            for (int bh = 0; bh < 12; bh++)
+                for (int r = 0; r < 2; r++)
+                    for (int e = 0; e < d; e++) {
+                        const size_t full = ((size_t)bh * nq + qr[2 * bh + r]) * d + e;
+                        wr = fmax(wr, fabs(so[(bh * 2 + r) * d + e] - o[full]));
+                        wr = fmax(wr, fabs(sq[(bh * 2 + r) * d + e] - dq[full]) / (scale + 1));
+                    }
+            for (int kvh = 0; kvh < 2 * hkv; kvh++)
+                for (int r = 0; r < 2; r++)
+                    for (int e = 0; e < d; e++) {
+                        const size_t full = ((size_t)kvh * nk + kr[2 * kvh + r]) * d + e;
+                        wr = fmax(wr, fabs(sk[(kvh * 2 + r) * d + e] - dk[full]) / (scale + 1));
+                        wr = fmax(wr, fabs(sv[(kvh * 2 + r) * d + e] - dv[full]) / (scale + 1));
+                    }
+            cr_expect(wr < 1e-12, "H_kv %d causal %d: selected rows off by %.3e", hkv, causal, wr);
+            free(kc), free(vc), free(o), free(om), free(l), free(lm), free(of), free(lf);
+            free(dq), free(dqm), free(dk), free(dv), free(dkm), free(dvm);
+            inputs_free(&in);
+        }
+}
+
+/* The contract's own checks: H_kv must divide H (ATTN_ERR_INVALID), and a step that reads one K/V
+ * head per query head refuses grouped-query attention with a reason (ATTN_ERR_UNSUPPORTED). */
+Test(contract, heads_kv_is_validated)
+{
+    attn_problem p = problem(1, 6, 4, 4, 8, 0);
+    const char *why;
+    cr_expect(attn_problem_valid(&p, &why) == ATTN_OK && attn_heads_kv(&p) == 6);
+    p.heads_kv = 0;
+    cr_expect(attn_problem_valid(&p, &why) == ATTN_OK && attn_heads_kv(&p) == 6, "0 means H");
+    p.heads_kv = 4;
+    cr_expect(attn_problem_valid_gqa(&p, &why) == ATTN_ERR_INVALID && strstr(why, "multiple"), "6 % 4");
+    p.heads_kv = -1;
+    cr_expect(attn_problem_valid_gqa(&p, &why) == ATTN_ERR_INVALID && why);
+    for (int hkv = 1; hkv <= 3; hkv++) {
+        p.heads_kv = hkv;
+        cr_expect(attn_problem_valid_gqa(&p, &why) == ATTN_OK, "H_kv %d", hkv);
+        cr_expect(attn_problem_valid(&p, &why) == ATTN_ERR_UNSUPPORTED && strstr(why, "grouped-query"),
+                  "H_kv %d", hkv);
+    }
+}
+
 Test(reference, rows_of_p_sum_to_one)
 {
     for (int causal = 0; causal < 2; causal++) {
@@ -244,7 +358,7 @@ static void check_grad(const attn_problem *p, host_inputs *in, float *x, const d
 Test(reference, backward_matches_finite_differences)
 {
     for (int causal = 0; causal < 2; causal++) {
-        attn_problem p = {1, 2, 5, 7, 3, causal, ATTN_BF16, 0.6f};
+        attn_problem p = {1, 2, 5, 7, 3, causal, ATTN_BF16, 0.6f, 2};
         host_inputs in;
         cr_assert(inputs_make(&in, &p, INPUT_NORMAL, 21 + causal));
         double *dq = malloc(in.n_q * sizeof(double)), *dk = malloc(in.n_kv * sizeof(double)),
@@ -265,7 +379,7 @@ Test(reference, backward_matches_finite_differences)
  * about bf16's rounding, not by nothing and not by much more. */
 Test(reference, backward_with_bf16_operands)
 {
-    attn_problem p = {1, 2, 20, 30, 16, 0, ATTN_BF16, 0.25f};
+    attn_problem p = {1, 2, 20, 30, 16, 0, ATTN_BF16, 0.25f, 2};
     host_inputs in;
     cr_assert(inputs_make(&in, &p, INPUT_NORMAL, 31));
     float *of, *lsef;
@@ -335,7 +449,7 @@ static void kernel_like_backward(const check_case *c, float *dq, float *dk)
  * The floor now covers it, and on well-conditioned inputs the spread adds nothing. */
 Test(reference, the_gradient_floor_covers_d_from_a_separate_sum)
 {
-    attn_problem p = {1, 2, 1, 50, 64, 0, ATTN_BF16, 0.125f};
+    attn_problem p = {1, 2, 1, 50, 64, 0, ATTN_BF16, 0.125f, 2};
     check_case c;
     cr_assert(case_prepare(&c, &p, INPUT_LARGE, 1878542811099976703ull, 1));
     float *dq = malloc(c.in.n_q * sizeof(float)), *dk = malloc(c.in.n_kv * sizeof(float));
@@ -357,7 +471,7 @@ Test(reference, the_gradient_floor_covers_d_from_a_separate_sum)
               c.grad_floor[1]);
     case_free(&c);
     /* normal inputs: the spread is far under the fixed bounds, which stay the rule */
-    attn_problem n = {1, 2, 70, 90, 64, 1, ATTN_BF16, 0.125f};
+    attn_problem n = {1, 2, 70, 90, 64, 1, ATTN_BF16, 0.125f, 2};
     cr_assert(case_prepare(&c, &n, INPUT_NORMAL, 7, 1));
     double *s2[2] = {malloc(c.in.n_q * sizeof(double)), malloc(c.in.n_kv * sizeof(double))};
     ref_backward_spread(&n, c.in.q, c.in.k, c.in.v, c.bwd_o, c.bwd_lse, c.in.d_o, s2[0], s2[1]);
@@ -698,7 +812,16 @@ Test(cli, shapes)
     cr_assert(parse_shape("4,8,1024,512,64", &p, err, sizeof err), "%s", err);
     cr_expect(p.batch == 4 && p.heads == 8 && p.seq_q == 1024 && p.seq_k == 512 && p.head_dim == 64);
     cr_expect(fabsf(p.scale - 0.125f) < 1e-7f);
-    const char *bad[] = {"", "1,2,3,4", "1,2,3,4,5,6", "1,2,0,4,5", "1,2,-3,4,5", "a,b,c,d,e",
+    cr_expect(p.heads_kv == 0 && attn_heads_kv(&p) == 8, "five fields: H_kv = H");
+    /* a sixth field: the K/V heads of grouped-query attention, dividing H */
+    cr_assert(parse_shape("2,8,16,32,64,2", &p, err, sizeof err), "%s", err);
+    cr_expect(p.heads == 8 && p.heads_kv == 2 && p.head_dim == 64);
+    char back[64];
+    fmt_shape(&p, back, sizeof back);
+    cr_expect(strcmp(back, "2,8,16,32,64,2") == 0, "fmt_shape gave %s", back);
+    cr_expect(!parse_shape("1,6,3,4,5,4", &p, err, sizeof err) && strstr(err, "not a multiple of H_kv"),
+              "H = 6, H_kv = 4: '%s'", err);
+    const char *bad[] = {"", "1,2,3,4", "1,2,3,4,5,6,7", "1,2,3,4,5,0", "1,2,0,4,5", "1,2,-3,4,5", "a,b,c,d,e",
                          "1,2,3,4,5,", ",1,2,3,4,5", "1,,3,4,5", "99999999999,1,1,1,1", "1,2,3,4,5x",
                          "1, 2,3,4,5", "1.5,2,3,4,5", "+1,2,3,4,5"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -798,8 +921,8 @@ Test(contract, every_step_validates_its_input)
         attn_problem good;
         cr_assert(supported_case(s, &good), "%s supports no fp32 or bf16 case at D in "
                   "{8,...,256}, 1,1,8,8,D", s->name);
-        attn_problem bad[6];
-        for (int b = 0; b < 6; b++)
+        attn_problem bad[8];
+        for (int b = 0; b < 8; b++)
             bad[b] = good;
         bad[0].seq_q = 0;
         bad[1].head_dim = -1;
@@ -807,7 +930,10 @@ Test(contract, every_step_validates_its_input)
         bad[3].dtype = (attn_dtype)7;
         bad[4].causal = 2;
         bad[5].batch = 0;
-        for (int b = 0; b < 6; b++) {
+        bad[6].heads_kv = -1;
+        bad[7].heads = 3;   /* H not a multiple of H_kv */
+        bad[7].heads_kv = 2;
+        for (int b = 0; b < 8; b++) {
             const char *why = NULL;
             cr_expect(s->supports(&bad[b], 0, &why) == ATTN_ERR_INVALID && why,
                       "%s accepted malformed problem %d", s->name, b);
@@ -832,6 +958,19 @@ Test(contract, every_step_validates_its_input)
         if (s->supports(&wide, 0, &why) != ATTN_OK)
             cr_expect(s->supports(&wide, 0, &why) == ATTN_ERR_UNSUPPORTED && why && *why,
                       "%s: D=4096 refused without a reason", s->name);
+        /* grouped-query attention (K/V heads shared by query heads): supported, or refused with a
+         * reason, never taken for multi-head attention */
+        attn_problem gqa = good;
+        gqa.heads = 4;
+        gqa.heads_kv = 2;
+        if (s->supports(&gqa, 0, &why) != ATTN_OK)
+            cr_expect(s->supports(&gqa, 0, &why) == ATTN_ERR_UNSUPPORTED && why && *why,
+                      "%s: grouped-query attention refused without a reason", s->name);
+        gqa.heads_kv = 4;   /* H_kv = H: multi-head, as with heads_kv = 0 */
+        cr_expect(s->supports(&gqa, 0, &why) == s->supports(&(attn_problem){.batch = gqa.batch,
+                      .heads = 4, .seq_q = gqa.seq_q, .seq_k = gqa.seq_k, .head_dim = gqa.head_dim,
+                      .dtype = gqa.dtype, .scale = gqa.scale}, 0, &why),
+                  "%s: heads_kv = heads and heads_kv = 0 answered differently", s->name);
         /* the other dtype: supported, or refused with a reason */
         attn_problem other = good;
         other.dtype = good.dtype == ATTN_FP32 ? ATTN_BF16 : ATTN_FP32;

@@ -215,7 +215,7 @@ Test(gpu, step01_is_wrong_on_ragged_keys_and_step02_is_not)
     const uint64_t seed = (uint64_t)time(NULL);
     for (int t = 0; t < 2; t++) {
         /* the batched shape (2, 100, 100, 64) of the check grid: 100 = 6 * 16 + 4, so 12 zero keys leak into every row */
-        attn_problem ragged = {2, 1, 100, 100, 64, 0, t ? ATTN_BF16 : ATTN_FP32, 0.125f};
+        attn_problem ragged = {2, 1, 100, 100, 64, 0, t ? ATTN_BF16 : ATTN_FP32, 0.125f, 1};
         attn_problem even = ragged;
         even.seq_q = even.seq_k = 128;
         check_result r = run_case(s01, ragged, INPUT_NORMAL, seed);
@@ -243,7 +243,7 @@ Test(gpu, step01_is_wrong_on_ragged_keys_and_step02_is_not)
 Test(gpu, worked_example_through_the_kernels)
 {
     need_gpu();
-    attn_problem p = {1, 1, 1, 3, 1, 0, ATTN_FP32, 1.f};
+    attn_problem p = {1, 1, 1, 3, 1, 0, ATTN_FP32, 1.f, 1};
     const float q = 1.f, k[3] = {1.f, 2.f, 3.f}, v[3] = {10.f, 20.f, 30.f};
     void *dq, *dk, *dv, *dout, *dlse;
     cr_assert(dev_alloc(&dq, 4, "q") && dev_alloc(&dk, 12, "k") && dev_alloc(&dv, 12, "v") &&
@@ -337,9 +337,9 @@ Test(gpu, every_step_refuses_a_misaligned_pointer, .timeout = 300)
     const int cc = gpu_cc();
     /* the first problem a step takes; at D = 128 not causal, 12 work tiles give step 11 a
      * workspace (stream-K's partials), so its offset is tested too */
-    const attn_problem cand[] = {{1, 4, 300, 300, 128, 0, ATTN_BF16, 0.0884f},
-                                 {1, 4, 300, 300, 64, 0, ATTN_BF16, 0.125f},
-                                 {1, 4, 300, 300, 64, 0, ATTN_FP32, 0.125f}};
+    const attn_problem cand[] = {{1, 4, 300, 300, 128, 0, ATTN_BF16, 0.0884f, 4},
+                                 {1, 4, 300, 300, 64, 0, ATTN_BF16, 0.125f, 4},
+                                 {1, 4, 300, 300, 64, 0, ATTN_FP32, 0.125f, 4}};
     int calls = 0;
     for (int i = 0; i < nsteps; i++) {
         const attn_step *s = steps[i].info;
@@ -417,7 +417,7 @@ Test(gpu, every_step_refuses_a_misaligned_pointer, .timeout = 300)
 static const attn_step *top_forward_step(void)
 {
     const int cc = gpu_cc();
-    const attn_problem probe = {1, 1, 128, 128, 128, 0, ATTN_BF16, 0.0884f};
+    const attn_problem probe = {1, 1, 128, 128, 128, 0, ATTN_BF16, 0.0884f, 1};
     for (int i = nsteps - 1; i >= 0; i--) {
         const attn_step *s = steps[i].info;
         const char *why;
@@ -497,12 +497,12 @@ Test(gpu, top_forward_step_is_repeatable, .timeout = 600)
 {
     need_gpu();
     const attn_step *s = top_forward_step();
-    const attn_problem shapes[] = {{1, 133, 1, 3000, 128, 0, ATTN_BF16, 0.0884f},
-                                   {3, 47, 257, 4099, 128, 0, ATTN_BF16, 0.0884f},
-                                   {4, 8, 4096, 4096, 128, 0, ATTN_BF16, 0.0884f},
-                                   {2, 8, 2048, 2048, 128, 1, ATTN_BF16, 0.0884f},
-                                   {2, 4, 1000, 1100, 64, 1, ATTN_BF16, 0.125f},
-                                   {4, 8, 2048, 2048, 64, 0, ATTN_BF16, 0.125f}};
+    const attn_problem shapes[] = {{1, 133, 1, 3000, 128, 0, ATTN_BF16, 0.0884f, 133},
+                                   {3, 47, 257, 4099, 128, 0, ATTN_BF16, 0.0884f, 47},
+                                   {4, 8, 4096, 4096, 128, 0, ATTN_BF16, 0.0884f, 8},
+                                   {2, 8, 2048, 2048, 128, 1, ATTN_BF16, 0.0884f, 8},
+                                   {2, 4, 1000, 1100, 64, 1, ATTN_BF16, 0.125f, 4},
+                                   {4, 8, 2048, 2048, 64, 0, ATTN_BF16, 0.125f, 8}};
     enum { RUNS = 8 };
     const uint64_t seed = (uint64_t)time(NULL);
     int asserted = 0;
@@ -586,9 +586,9 @@ Test(gpu, top_step_two_problems_on_two_streams, .timeout = 600)
     check_set_gpu_reference(step("00"));
     /* stream-K cutting every tile; stream-K over the last rounds, ragged Nk (a long case: step
      * 00 is its reference); causal D = 128 */
-    const attn_problem probs[3] = {{1, 133, 1, 3000, 128, 0, ATTN_BF16, 0.0884f},
-                                   {3, 47, 257, 4099, 128, 0, ATTN_BF16, 0.0884f},
-                                   {2, 4, 700, 900, 128, 1, ATTN_BF16, 0.0884f}};
+    const attn_problem probs[3] = {{1, 133, 1, 3000, 128, 0, ATTN_BF16, 0.0884f, 133},
+                                   {3, 47, 257, 4099, 128, 0, ATTN_BF16, 0.0884f, 47},
+                                   {2, 4, 700, 900, 128, 1, ATTN_BF16, 0.0884f, 4}};
     const int pairs[2][2] = {{0, 1}, {2, 0}};
     const uint64_t seed = (uint64_t)time(NULL);
     check_case c[3];
@@ -658,9 +658,9 @@ Test(gpu, step13_causal_sections_of_heads, .timeout = 300)
     if (!attn_gpu_fits(s, gpu_cc(), &why))
         cr_skip_test("%s does not run on this GPU: %s", s->name, why ? why : "");
     check_set_gpu_reference(step("00"));
-    const attn_problem probs[] = {{1, 140, 600, 600, 64, 1, ATTN_BF16, 0.125f},
-                                  {2, 70, 1000, 1000, 128, 1, ATTN_BF16, 0.0884f},
-                                  {4, 64, 700, 500, 128, 1, ATTN_BF16, 0.0884f}};
+    const attn_problem probs[] = {{1, 140, 600, 600, 64, 1, ATTN_BF16, 0.125f, 140},
+                                  {2, 70, 1000, 1000, 128, 1, ATTN_BF16, 0.0884f, 70},
+                                  {4, 64, 700, 500, 128, 1, ATTN_BF16, 0.0884f, 64}};
     const uint64_t seed = (uint64_t)time(NULL);
     for (size_t i = 0; i < sizeof probs / sizeof probs[0]; i++) {
         char what[64];
