@@ -42,6 +42,8 @@ static const char run_usage[] =
     "                             problem, else fp32\n"
     "  --causal                   query i sees keys j <= i\n"
     "  --backward                 time the backward (dQ, dK, dV) instead of the forward\n"
+    "  --deterministic            ask for a backward with bitwise-repeatable outputs (a step\n"
+    "                             whose backward is not refuses it and says why)\n"
     "  --inputs normal|large|late|far  the inputs of the checked run (default normal); far:\n"
     "                             each row's scores all far below or far above zero\n"
     "  --seed N                   seed of the random inputs (default: the time)\n"
@@ -99,7 +101,7 @@ static void probe(const attn_step *s, int backward, unsigned char set[2][MAX_D +
     memset(set, 0, 2 * (MAX_D + 1));
     for (int t = 0; t < 2; t++)
         for (int d = 1; d <= MAX_D; d++) {
-            attn_problem p = {1, 1, 64, 64, d, 0, (attn_dtype)t, (float)(1.0 / sqrt((double)d)), 1};
+            attn_problem p = {1, 1, 64, 64, d, 0, (attn_dtype)t, (float)(1.0 / sqrt((double)d)), 1, 0};
             const char *why;
             set[t][d] = (!backward || s->backward) && s->supports(&p, backward, &why) == ATTN_OK;
         }
@@ -359,10 +361,11 @@ static int cmd_run(int argc, char **argv)
         {"dtype", required_argument, NULL, 't'},  {"causal", no_argument, NULL, 'c'},
         {"backward", no_argument, NULL, 'b'},     {"inputs", required_argument, NULL, 'i'},
         {"seed", required_argument, NULL, 'e'},   {"reps", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+        {"deterministic", no_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     const char *step_spec = NULL;
     attn_problem p;
-    int have_shape = 0, have_dtype = 0, backward = 0, causal = 0, reps = 0, c;
+    int have_shape = 0, have_dtype = 0, backward = 0, causal = 0, reps = 0, det = 0, c;
     attn_dtype dtype = ATTN_BF16;
     input_mode mode = INPUT_NORMAL;
     uint64_t seed = (uint64_t)time(NULL);
@@ -393,6 +396,9 @@ static int cmd_run(int argc, char **argv)
             break;
         case 'b':
             backward = 1;
+            break;
+        case 'd':
+            det = 1;
             break;
         case 'i':
             if (parse_input_mode(optarg) < 0)
@@ -427,6 +433,7 @@ static int cmd_run(int argc, char **argv)
     if (!s)
         return cli_fail("run", "unknown step '%s' (attn list shows them)", step_spec);
     p.causal = causal;
+    p.deterministic = det;
     char shape[64], why[320];
     fmt_shape(&p, shape, sizeof shape);
 

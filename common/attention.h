@@ -51,6 +51,10 @@ typedef struct {
     float scale;        /* softmax scale, normally 1/sqrt(D) */
     int heads_kv;       /* H_kv, the K/V heads: >= 1 and dividing H (grouped-query attention), or 0,
                            which means H: an initializer that stops before it is multi-head */
+    int deterministic;  /* 1: the backward must give bitwise the same dQ, dK, dV on every call with
+                           the same inputs (sums in a fixed order); a step whose backward cannot
+                           refuses it (ATTN_ERR_UNSUPPORTED). 0: any order. Forwards are always
+                           repeatable. */
 } attn_problem;
 
 /* H_kv of p: heads_kv, or H where it is 0. */
@@ -113,6 +117,8 @@ static inline attn_status attn_problem_valid_gqa(const attn_problem *p, const ch
         w = "heads must be a multiple of heads_kv (each K/V head serves heads / heads_kv query heads)";
     else if (p->causal != 0 && p->causal != 1)
         w = "causal must be 0 or 1";
+    else if (p->deterministic != 0 && p->deterministic != 1)
+        w = "deterministic must be 0 or 1";
     else if (p->dtype != ATTN_FP32 && p->dtype != ATTN_BF16)
         w = "dtype must be ATTN_FP32 or ATTN_BF16";
     else if (!isfinite(p->scale))

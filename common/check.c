@@ -86,7 +86,7 @@ int check_grid(attn_problem *out, int max)
                     return n;
                 attn_problem p = {shapes[i].b, shapes[i].h, shapes[i].nq, shapes[i].nk,
                                   shapes[i].d, causal, t ? ATTN_BF16 : ATTN_FP32,
-                                  (float)(1.0 / sqrt((double)shapes[i].d)), shapes[i].h};
+                                  (float)(1.0 / sqrt((double)shapes[i].d)), shapes[i].h, 0};
                 out[n++] = p;
             }
     return n;

@@ -98,7 +98,8 @@ class Problem(ctypes.Structure):
                 ("head_dim", ctypes.c_int), ("causal", ctypes.c_int),
                 ("dtype", ctypes.c_int),          # attn_dtype
                 ("scale", ctypes.c_float),
-                ("heads_kv", ctypes.c_int)]       # H_kv; this door passes H (no grouped heads)
+                ("heads_kv", ctypes.c_int),       # H_kv; this door passes H (no grouped heads)
+                ("deterministic", ctypes.c_int)]  # 1: a bitwise-repeatable backward
 
     def __repr__(self):
         return ("B=%d H=%d Nq=%d Nk=%d D=%d %s%s scale=%g" %
@@ -311,7 +312,7 @@ def _as_4d(q, k, v):
     return _aligned(q.contiguous()), _aligned(k.contiguous()), _aligned(v.contiguous()), three
 
 
-def _problem(q4, k4, causal, scale):
+def _problem(q4, k4, causal, scale, deterministic=False):
     B, H, Nq, D = q4.shape
     Nk = k4.shape[2]
     for n, x in (("batch", B), ("heads", H), ("seq_q", Nq), ("seq_k", Nk), ("head_dim", D)):
@@ -319,7 +320,8 @@ def _problem(q4, k4, causal, scale):
             raise ValueError("%s = %d does not fit the contract's int" % (n, x))
     if scale is None:
         scale = 1.0 / math.sqrt(D) if D > 0 else 1.0
-    return Problem(B, H, Nq, Nk, D, 1 if causal else 0, _DTYPES[q4.dtype], float(scale), H)
+    return Problem(B, H, Nq, Nk, D, 1 if causal else 0, _DTYPES[q4.dtype], float(scale), H,
+                   1 if deterministic else 0)
 
 
 def choose(q, k, v, causal=False, scale=None):
@@ -329,14 +331,16 @@ def choose(q, k, v, causal=False, scale=None):
     return _choose(_problem(q4, k4, causal, scale), q4.device)
 
 
-def choose_backward(q, k, v, causal=False, scale=None, step=None):
-    """The Step whose backward differentiates attention(q, k, v, causal, scale, step) when
-    backward_step=None: the forward step's own backward if it has one that supports the problem,
-    else the highest-numbered built step with a backward that fits this GPU and supports it
-    (step 13 on Hopper, step 06 elsewhere; step 00 only when no other can; see the module's doc)."""
+def choose_backward(q, k, v, causal=False, scale=None, step=None, deterministic=False):
+    """The Step whose backward differentiates attention(q, k, v, causal, scale, step,
+    deterministic=...) when backward_step=None: the forward step's own backward if it has one that
+    supports the problem, else the highest-numbered built step with a backward that fits this GPU
+    and supports it (step 13 on Hopper, step 06 elsewhere; step 00 only when no other can, or when
+    deterministic, since 06 and 13 add dQ in whatever order their blocks run; see the module's
+    doc)."""
     _need_torch()
     q4, k4, _, _ = _as_4d(q, k, v)
-    p = _problem(q4, k4, causal, scale)
+    p = _problem(q4, k4, causal, scale, deterministic)
     s = _resolve(step, p, q4.device)
     return _backward_step(s, p, _device_cc(q4.device))
 
@@ -499,7 +503,7 @@ class _NoTorchFunction:
 
 class FlashAttention(torch.autograd.Function if torch is not None else _NoTorchFunction):
     """apply(q, k, v, is_causal=False, scale=None, step=None, return_lse=False,
-    backward_step=None), positionally.
+    backward_step=None, deterministic=False), positionally.
 
     Returns O (and lse when return_lse). Saves L, the lse, as (B, Nq) for 3-D inputs and
     (B, H, Nq) for 4-D ones, with q, k, v and O, for the backward: the forward step's own when it
@@ -509,9 +513,9 @@ class FlashAttention(torch.autograd.Function if torch is not None else _NoTorchF
 
     @staticmethod
     def forward(ctx, q, k, v, is_causal=False, scale=None, step=None, return_lse=False,
-                backward_step=None):
+                backward_step=None, deterministic=False):
         q4, k4, v4, three = _as_4d(q, k, v)
-        p = _problem(q4, k4, is_causal, scale)
+        p = _problem(q4, k4, is_causal, scale, deterministic)
         with torch.cuda.device(q4.device):
             s = _resolve(step, p, q4.device)
             o4, lse = _forward(s, p, q4, k4, v4)
@@ -535,10 +539,11 @@ class FlashAttention(torch.autograd.Function if torch is not None else _NoTorchF
                                    ctx.backward_step)
         if ctx.three:
             dq, dk, dv = dq.squeeze(1), dk.squeeze(1), dv.squeeze(1)
-        return dq, dk, dv, None, None, None, None, None
+        return dq, dk, dv, None, None, None, None, None, None
 
 
-def attention(q, k, v, causal=False, scale=None, step=None, return_lse=False, backward_step=None):
+def attention(q, k, v, causal=False, scale=None, step=None, return_lse=False, backward_step=None,
+              deterministic=False):
     """O = softmax(scale * q k^T, causal mask) v by one step of the series, differentiable.
 
     q (B, H, Nq, D), k and v (B, H, Nk, D), or all three (B, N, D); CUDA, bf16 or fp32; any
@@ -548,11 +553,14 @@ def attention(q, k, v, causal=False, scale=None, step=None, return_lse=False, ba
     doc for the one exception), step=N or a name picks one. The backward is the forward step's
     own if it has one for the problem, else the fastest built backward that supports it (step 13
     on Hopper, 06 elsewhere; step 00's materialized backward only when no other can);
-    backward_step=N picks one.
+    backward_step=N picks one. deterministic=True asks for a backward whose dQ, dK and dV are the
+    same bits on every call with the same inputs: a step whose backward cannot refuses it (06 and
+    13 add dQ in whatever order their blocks run), so today that is step 00's, where it fits.
     Returns O, or (O, lse) with return_lse=True, lse float32 (B, H, Nq) ((B, Nq) for 3-D inputs,
     natural log)."""
     _need_torch()
-    return FlashAttention.apply(q, k, v, bool(causal), scale, step, bool(return_lse), backward_step)
+    return FlashAttention.apply(q, k, v, bool(causal), scale, step, bool(return_lse), backward_step,
+                                bool(deterministic))
 
 
 # ---------------------------------------------------------------------------------- a listing

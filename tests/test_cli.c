@@ -170,6 +170,18 @@ Test(cli_values, bad_shape_dtype_inputs_reps_seed)
 {
     rejects("run --step 02 --shape 1,1,8,8", "attn run: ", "bad shape '1,1,8,8'");
     rejects("run --step 02 --shape 1,6,8,8,64,4", "attn run: ", "not a multiple of H_kv");
+    /* what a step cannot do is refused before any GPU is looked for, with the step's reason */
+    rejects("run --step 02 --shape 1,4,64,64,64,2", "attn run: ", "grouped-query attention");
+    static char listing[16384];
+    run_attn("list", listing, sizeof listing);
+    static const char *const nondet[] = {"06_backward", "13_backward_wgmma"};
+    for (size_t i = 0; i < sizeof nondet / sizeof nondet[0]; i++)
+        if (strstr(listing, nondet[i])) {   /* built here (not in tests/throwaway_steps.sh) */
+            char args[128];
+            snprintf(args, sizeof args, "run --step %.2s --shape 1,2,64,64,64 --backward --deterministic",
+                     nondet[i]);
+            rejects(args, "attn run: ", "no deterministic backward");
+        }
     rejects("run --step 02 --shape 1,0,8,8,8", "attn run: ", "H must be a whole number >= 1");
     rejects("run --step 02 --shape 1,1,8,8,8 --dtype fp16", "attn run: ", "unknown dtype 'fp16'");
     rejects("run --step 02 --shape 1,1,8,8,8 --inputs huge", "attn run: ", "--inputs is normal, large, late or far");

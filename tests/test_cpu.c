@@ -9,7 +9,7 @@
 
 static attn_problem problem(int b, int h, int nq, int nk, int d, int causal)
 {
-    attn_problem p = {b, h, nq, nk, d, causal, ATTN_FP32, (float)(1.0 / sqrt((double)d)), h};
+    attn_problem p = {b, h, nq, nk, d, causal, ATTN_FP32, (float)(1.0 / sqrt((double)d)), h, 0};
     return p;
 }
 
@@ -21,7 +21,7 @@ static const float we_q[1] = {1.f}, we_k[3] = {1.f, 2.f, 3.f}, we_v[3] = {10.f, 
 
 Test(reference, worked_example)
 {
-    attn_problem p = {1, 1, 1, 3, 1, 0, ATTN_FP32, 1.f, 1};
+    attn_problem p = {1, 1, 1, 3, 1, 0, ATTN_FP32, 1.f, 1, 0};
     double o, lse;
     ref_forward(&p, we_q, we_k, we_v, &o, &lse);
     /* relative to the max score 3: denominator e^-2 + e^-1 + 1, weighted sum 10e^-2 + 20e^-1 + 30 */
@@ -33,7 +33,7 @@ Test(reference, worked_example)
 
 Test(reference, worked_example_tile_by_tile)
 {
-    attn_problem p = {1, 1, 1, 3, 1, 0, ATTN_FP32, 1.f, 1};
+    attn_problem p = {1, 1, 1, 3, 1, 0, ATTN_FP32, 1.f, 1, 0};
     double o, lse, ot, lset;
     ref_forward(&p, we_q, we_k, we_v, &o, &lse);
     for (int tile = 1; tile <= 2; tile++) {
@@ -358,7 +358,7 @@ static void check_grad(const attn_problem *p, host_inputs *in, float *x, const d
 Test(reference, backward_matches_finite_differences)
 {
     for (int causal = 0; causal < 2; causal++) {
-        attn_problem p = {1, 2, 5, 7, 3, causal, ATTN_BF16, 0.6f, 2};
+        attn_problem p = {1, 2, 5, 7, 3, causal, ATTN_BF16, 0.6f, 2, 0};
         host_inputs in;
         cr_assert(inputs_make(&in, &p, INPUT_NORMAL, 21 + causal));
         double *dq = malloc(in.n_q * sizeof(double)), *dk = malloc(in.n_kv * sizeof(double)),
@@ -379,7 +379,7 @@ Test(reference, backward_matches_finite_differences)
  * about bf16's rounding, not by nothing and not by much more. */
 Test(reference, backward_with_bf16_operands)
 {
-    attn_problem p = {1, 2, 20, 30, 16, 0, ATTN_BF16, 0.25f, 2};
+    attn_problem p = {1, 2, 20, 30, 16, 0, ATTN_BF16, 0.25f, 2, 0};
     host_inputs in;
     cr_assert(inputs_make(&in, &p, INPUT_NORMAL, 31));
     float *of, *lsef;
@@ -449,7 +449,7 @@ static void kernel_like_backward(const check_case *c, float *dq, float *dk)
  * The floor now covers it, and on well-conditioned inputs the spread adds nothing. */
 Test(reference, the_gradient_floor_covers_d_from_a_separate_sum)
 {
-    attn_problem p = {1, 2, 1, 50, 64, 0, ATTN_BF16, 0.125f, 2};
+    attn_problem p = {1, 2, 1, 50, 64, 0, ATTN_BF16, 0.125f, 2, 0};
     check_case c;
     cr_assert(case_prepare(&c, &p, INPUT_LARGE, 1878542811099976703ull, 1));
     float *dq = malloc(c.in.n_q * sizeof(float)), *dk = malloc(c.in.n_kv * sizeof(float));
@@ -471,7 +471,7 @@ Test(reference, the_gradient_floor_covers_d_from_a_separate_sum)
               c.grad_floor[1]);
     case_free(&c);
     /* normal inputs: the spread is far under the fixed bounds, which stay the rule */
-    attn_problem n = {1, 2, 70, 90, 64, 1, ATTN_BF16, 0.125f, 2};
+    attn_problem n = {1, 2, 70, 90, 64, 1, ATTN_BF16, 0.125f, 2, 0};
     cr_assert(case_prepare(&c, &n, INPUT_NORMAL, 7, 1));
     double *s2[2] = {malloc(c.in.n_q * sizeof(double)), malloc(c.in.n_kv * sizeof(double))};
     ref_backward_spread(&n, c.in.q, c.in.k, c.in.v, c.bwd_o, c.bwd_lse, c.in.d_o, s2[0], s2[1]);
@@ -921,8 +921,8 @@ Test(contract, every_step_validates_its_input)
         attn_problem good;
         cr_assert(supported_case(s, &good), "%s supports no fp32 or bf16 case at D in "
                   "{8,...,256}, 1,1,8,8,D", s->name);
-        attn_problem bad[8];
-        for (int b = 0; b < 8; b++)
+        attn_problem bad[9];
+        for (int b = 0; b < 9; b++)
             bad[b] = good;
         bad[0].seq_q = 0;
         bad[1].head_dim = -1;
@@ -933,7 +933,8 @@ Test(contract, every_step_validates_its_input)
         bad[6].heads_kv = -1;
         bad[7].heads = 3;   /* H not a multiple of H_kv */
         bad[7].heads_kv = 2;
-        for (int b = 0; b < 8; b++) {
+        bad[8].deterministic = 2;
+        for (int b = 0; b < 9; b++) {
             const char *why = NULL;
             cr_expect(s->supports(&bad[b], 0, &why) == ATTN_ERR_INVALID && why,
                       "%s accepted malformed problem %d", s->name, b);
@@ -944,10 +945,19 @@ Test(contract, every_step_validates_its_input)
         cr_expect(s->supports(NULL, 0, &why) == ATTN_ERR_INVALID, "%s: NULL problem", s->name);
         cr_expect(s->forward(&good, NULL, NULL, NULL, NULL, NULL, NULL, 0) == ATTN_ERR_INVALID,
                   "%s: forward with NULL tensors", s->name);
+        attn_problem det = good;   /* a forward is repeatable: every step takes deterministic */
+        det.deterministic = 1;
+        cr_expect(s->supports(&det, 0, &why) == ATTN_OK, "%s: refused a deterministic forward",
+                  s->name);
         if (s->backward) {
             attn_problem gb = good;
             if (s->supports(&gb, 1, &why) != ATTN_OK)
                 gb.dtype = gb.dtype == ATTN_FP32 ? ATTN_BF16 : ATTN_FP32;
+            attn_problem gd = gb;   /* a deterministic backward: taken, or refused with a reason */
+            gd.deterministic = 1;
+            if (s->supports(&gb, 1, &why) == ATTN_OK && s->supports(&gd, 1, &why) != ATTN_OK)
+                cr_expect(s->supports(&gd, 1, &why) == ATTN_ERR_UNSUPPORTED && why && *why,
+                          "%s: a deterministic backward refused without a reason", s->name);
             if (s->supports(&gb, 1, &why) == ATTN_OK)
                 cr_expect(s->backward(&gb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                                       NULL, 0) == ATTN_ERR_INVALID,

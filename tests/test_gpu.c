@@ -215,7 +215,7 @@ Test(gpu, step01_is_wrong_on_ragged_keys_and_step02_is_not)
     const uint64_t seed = (uint64_t)time(NULL);
     for (int t = 0; t < 2; t++) {
         /* the batched shape (2, 100, 100, 64) of the check grid: 100 = 6 * 16 + 4, so 12 zero keys leak into every row */
-        attn_problem ragged = {2, 1, 100, 100, 64, 0, t ? ATTN_BF16 : ATTN_FP32, 0.125f, 1};
+        attn_problem ragged = {2, 1, 100, 100, 64, 0, t ? ATTN_BF16 : ATTN_FP32, 0.125f, 1, 0};
         attn_problem even = ragged;
         even.seq_q = even.seq_k = 128;
         check_result r = run_case(s01, ragged, INPUT_NORMAL, seed);
@@ -243,7 +243,7 @@ Test(gpu, step01_is_wrong_on_ragged_keys_and_step02_is_not)
 Test(gpu, worked_example_through_the_kernels)
 {
     need_gpu();
-    attn_problem p = {1, 1, 1, 3, 1, 0, ATTN_FP32, 1.f, 1};
+    attn_problem p = {1, 1, 1, 3, 1, 0, ATTN_FP32, 1.f, 1, 0};
     const float q = 1.f, k[3] = {1.f, 2.f, 3.f}, v[3] = {10.f, 20.f, 30.f};
     void *dq, *dk, *dv, *dout, *dlse;
     cr_assert(dev_alloc(&dq, 4, "q") && dev_alloc(&dk, 12, "k") && dev_alloc(&dv, 12, "v") &&
@@ -337,9 +337,9 @@ Test(gpu, every_step_refuses_a_misaligned_pointer, .timeout = 300)
     const int cc = gpu_cc();
     /* the first problem a step takes; at D = 128 not causal, 12 work tiles give step 11 a
      * workspace (stream-K's partials), so its offset is tested too */
-    const attn_problem cand[] = {{1, 4, 300, 300, 128, 0, ATTN_BF16, 0.0884f, 4},
-                                 {1, 4, 300, 300, 64, 0, ATTN_BF16, 0.125f, 4},
-                                 {1, 4, 300, 300, 64, 0, ATTN_FP32, 0.125f, 4}};
+    const attn_problem cand[] = {{1, 4, 300, 300, 128, 0, ATTN_BF16, 0.0884f, 4, 0},
+                                 {1, 4, 300, 300, 64, 0, ATTN_BF16, 0.125f, 4, 0},
+                                 {1, 4, 300, 300, 64, 0, ATTN_FP32, 0.125f, 4, 0}};
     int calls = 0;
     for (int i = 0; i < nsteps; i++) {
         const attn_step *s = steps[i].info;
@@ -417,7 +417,7 @@ Test(gpu, every_step_refuses_a_misaligned_pointer, .timeout = 300)
 static const attn_step *top_forward_step(void)
 {
     const int cc = gpu_cc();
-    const attn_problem probe = {1, 1, 128, 128, 128, 0, ATTN_BF16, 0.0884f, 1};
+    const attn_problem probe = {1, 1, 128, 128, 128, 0, ATTN_BF16, 0.0884f, 1, 0};
     for (int i = nsteps - 1; i >= 0; i--) {
         const attn_step *s = steps[i].info;
         const char *why;
@@ -497,12 +497,12 @@ Test(gpu, top_forward_step_is_repeatable, .timeout = 600)
 {
     need_gpu();
     const attn_step *s = top_forward_step();
-    const attn_problem shapes[] = {{1, 133, 1, 3000, 128, 0, ATTN_BF16, 0.0884f, 133},
-                                   {3, 47, 257, 4099, 128, 0, ATTN_BF16, 0.0884f, 47},
-                                   {4, 8, 4096, 4096, 128, 0, ATTN_BF16, 0.0884f, 8},
-                                   {2, 8, 2048, 2048, 128, 1, ATTN_BF16, 0.0884f, 8},
-                                   {2, 4, 1000, 1100, 64, 1, ATTN_BF16, 0.125f, 4},
-                                   {4, 8, 2048, 2048, 64, 0, ATTN_BF16, 0.125f, 8}};
+    const attn_problem shapes[] = {{1, 133, 1, 3000, 128, 0, ATTN_BF16, 0.0884f, 133, 0},
+                                   {3, 47, 257, 4099, 128, 0, ATTN_BF16, 0.0884f, 47, 0},
+                                   {4, 8, 4096, 4096, 128, 0, ATTN_BF16, 0.0884f, 8, 0},
+                                   {2, 8, 2048, 2048, 128, 1, ATTN_BF16, 0.0884f, 8, 0},
+                                   {2, 4, 1000, 1100, 64, 1, ATTN_BF16, 0.125f, 4, 0},
+                                   {4, 8, 2048, 2048, 64, 0, ATTN_BF16, 0.125f, 8, 0}};
     enum { RUNS = 8 };
     const uint64_t seed = (uint64_t)time(NULL);
     int asserted = 0;
@@ -586,9 +586,9 @@ Test(gpu, top_step_two_problems_on_two_streams, .timeout = 600)
     check_set_gpu_reference(step("00"));
     /* stream-K cutting every tile; stream-K over the last rounds, ragged Nk (a long case: step
      * 00 is its reference); causal D = 128 */
-    const attn_problem probs[3] = {{1, 133, 1, 3000, 128, 0, ATTN_BF16, 0.0884f, 133},
-                                   {3, 47, 257, 4099, 128, 0, ATTN_BF16, 0.0884f, 47},
-                                   {2, 4, 700, 900, 128, 1, ATTN_BF16, 0.0884f, 4}};
+    const attn_problem probs[3] = {{1, 133, 1, 3000, 128, 0, ATTN_BF16, 0.0884f, 133, 0},
+                                   {3, 47, 257, 4099, 128, 0, ATTN_BF16, 0.0884f, 47, 0},
+                                   {2, 4, 700, 900, 128, 1, ATTN_BF16, 0.0884f, 4, 0}};
     const int pairs[2][2] = {{0, 1}, {2, 0}};
     const uint64_t seed = (uint64_t)time(NULL);
     check_case c[3];
@@ -645,6 +645,86 @@ Test(gpu, top_step_two_problems_on_two_streams, .timeout = 600)
     }
 }
 
+/* A deterministic backward (attn_problem.deterministic = 1): every step whose backward takes it
+ * must give the very same bits of dQ, dK and dV on every call with the same inputs, on one stream
+ * or another. Each step with a backward that fits this GPU is asked; a step that refuses must say
+ * why (the CPU tests check that), and the steps that take it (step 00 at least, whose cuBLAS
+ * products and own kernels sum in a fixed order) run three times on one stream and once on a
+ * second, outputs and workspace poisoned before each run, and are compared byte for byte. */
+Test(gpu, deterministic_backward_is_repeatable, .timeout = 300)
+{
+    need_gpu();
+    const int cc = gpu_cc();
+    const attn_problem shapes[] = {{2, 3, 300, 257, 64, 1, ATTN_BF16, 0.125f, 3, 1},
+                                   {1, 4, 1000, 1000, 128, 0, ATTN_BF16, 0.0884f, 4, 1}};
+    int took = 0;
+    cudaStream_t other;
+    cr_assert(cuda_ok(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), "stream"));
+    for (int i = 0; i < nsteps; i++) {
+        const attn_step *s = steps[i].info;
+        const char *why;
+        if (!s->backward || !attn_gpu_fits(s, cc, &why))
+            continue;
+        for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+            const attn_problem *p = &shapes[c];
+            if (s->supports(p, 1, &why) != ATTN_OK)
+                continue;
+            took++;
+            host_inputs in;
+            cr_assert(inputs_make_fast(&in, p, 1234 + c), "out of host memory");
+            const size_t e = attn_dtype_bytes(p->dtype), wf = s->workspace_bytes(p, 0),
+                         wb = s->workspace_bytes(p, 1), ws_bytes = wf > wb ? wf : wb;
+            void *q, *k, *v, *o, *lse, *d_o, *dq, *dk, *dv, *ws = NULL;
+            cr_assert(dev_alloc(&q, in.n_q * e, "q") && dev_alloc(&k, in.n_kv * e, "k") &&
+                      dev_alloc(&v, in.n_kv * e, "v") && dev_alloc(&o, in.n_q * e, "o") &&
+                      dev_alloc(&lse, in.n_lse * 4, "lse") && dev_alloc(&d_o, in.n_q * e, "d_o") &&
+                      dev_alloc(&dq, in.n_q * e, "dq") && dev_alloc(&dk, in.n_kv * e, "dk") &&
+                      dev_alloc(&dv, in.n_kv * e, "dv") &&
+                      (!ws_bytes || dev_alloc(&ws, ws_bytes, "workspace")));
+            cr_assert(dev_upload(q, in.q, in.n_q, p->dtype) && dev_upload(k, in.k, in.n_kv, p->dtype) &&
+                      dev_upload(v, in.v, in.n_kv, p->dtype) && dev_upload(d_o, in.d_o, in.n_q, p->dtype));
+            cr_assert(s->forward(p, q, k, v, o, (float *)lse, ws, 0) == ATTN_OK, "%s forward", s->name);
+            const size_t bytes[3] = {in.n_q * e, in.n_kv * e, in.n_kv * e};
+            void *out[3] = {dq, dk, dv};
+            unsigned char *first[3], *now[3];
+            for (int t = 0; t < 3; t++)
+                cr_assert((first[t] = malloc(bytes[t])) && (now[t] = malloc(bytes[t])));
+            int differ = 0;
+            for (int run = 0; run < 4; run++) {
+                cudaStream_t st = run == 3 ? other : 0;   /* the last run on the other stream */
+                for (int t = 0; t < 3; t++)
+                    cr_assert(cuda_ok(cudaMemsetAsync(out[t], 0xff, bytes[t], st), "poison"));
+                if (ws_bytes)
+                    cr_assert(cuda_ok(cudaMemsetAsync(ws, 0xff, ws_bytes, st), "poison ws"));
+                cr_assert(s->backward(p, q, k, v, o, (const float *)lse, d_o, dq, dk, dv, ws, st) ==
+                              ATTN_OK, "%s backward", s->name);
+                cr_assert(cuda_ok(cudaStreamSynchronize(st), "sync"));
+                for (int t = 0; t < 3; t++) {
+                    cr_assert(cuda_ok(cudaMemcpy(run ? now[t] : first[t], out[t], bytes[t],
+                                                 cudaMemcpyDeviceToHost), "download"));
+                    if (run && memcmp(now[t], first[t], bytes[t]) != 0)
+                        differ |= 1 << t;
+                }
+            }
+            char shape[64];
+            fmt_shape(p, shape, sizeof shape);
+            cr_expect(!differ, "%s, deterministic backward, %s: %s%s%s differ between runs", s->name,
+                      shape, differ & 1 ? "dQ " : "", differ & 2 ? "dK " : "", differ & 4 ? "dV" : "");
+            cr_log_info("%s deterministic backward %s: dQ, dK, dV the same bits over 4 runs, 2 streams%s",
+                        s->name, shape, differ ? ": NO" : "");
+            for (int t = 0; t < 3; t++)
+                free(first[t]), free(now[t]);
+            void *b[] = {q, k, v, o, lse, d_o, dq, dk, dv, ws};
+            for (size_t x = 0; x < sizeof b / sizeof b[0]; x++)
+                if (b[x])
+                    cudaFree(b[x]);
+            inputs_free(&in);
+        }
+    }
+    cudaStreamDestroy(other);
+    cr_expect(took > 0, "no step took a deterministic backward on this GPU (step 00 should)");
+}
+
 /* Step 13's backward launches causal blocks in sections of heads (bwd_heads_per_section): the
  * grid's shapes have a few heads and make one section, in which the order is the plain one (key
  * tile 0 of every head first). These have many heads and make two, three and four sections on an
@@ -658,9 +738,9 @@ Test(gpu, step13_causal_sections_of_heads, .timeout = 300)
     if (!attn_gpu_fits(s, gpu_cc(), &why))
         cr_skip_test("%s does not run on this GPU: %s", s->name, why ? why : "");
     check_set_gpu_reference(step("00"));
-    const attn_problem probs[] = {{1, 140, 600, 600, 64, 1, ATTN_BF16, 0.125f, 140},
-                                  {2, 70, 1000, 1000, 128, 1, ATTN_BF16, 0.0884f, 70},
-                                  {4, 64, 700, 500, 128, 1, ATTN_BF16, 0.0884f, 64}};
+    const attn_problem probs[] = {{1, 140, 600, 600, 64, 1, ATTN_BF16, 0.125f, 140, 0},
+                                  {2, 70, 1000, 1000, 128, 1, ATTN_BF16, 0.0884f, 70, 0},
+                                  {4, 64, 700, 500, 128, 1, ATTN_BF16, 0.0884f, 64, 0}};
     const uint64_t seed = (uint64_t)time(NULL);
     for (size_t i = 0; i < sizeof probs / sizeof probs[0]; i++) {
         char what[64];

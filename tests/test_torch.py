@@ -316,6 +316,51 @@ def test_default_backward_is_the_fastest_that_can(monkeypatch):
     assert fs._backward_step(fwd_only[-1], p, 80) is not fake
 
 
+def test_deterministic_backward_is_one_that_can():
+    """Without a GPU (supports() is host code): deterministic=1 asks for a backward with
+    bitwise-repeatable outputs. Steps 06 and 13 add dQ in whatever order their blocks run and
+    refuse it, saying so; so a forward-only step's backward is then step 00's, and a step whose own
+    backward refuses it hands it on too. Every forward takes it."""
+    if not STEPS:
+        pytest.skip("no steps built: run make")
+    steps = [fs.load(n) for n in STEPS]
+    p = fs.Problem(2, 3, 100, 130, 128, 1, fs.ATTN_BF16, 128 ** -0.5, 3, 1)
+    for s in steps:
+        st, why = s.supports(p, False)
+        assert st != fs.ATTN_ERR_INVALID, "%s: deterministic=1 called invalid: %s" % (s.name, why)
+        if s.name in ("06_backward", "13_backward_wgmma"):
+            st, why = s.supports(p, True)
+            assert st == fs.ATTN_ERR_UNSUPPORTED and "deterministic" in why, (s.name, st, why)
+    fwd_only = [s for s in steps if not s.has_backward]
+    if "00_materialized" in STEPS and fwd_only:
+        for cc in (80, 90):
+            assert fs._backward_step(fwd_only[-1], p, cc).name == "00_materialized"
+            own = [s for s in steps if s.name in ("06_backward", "13_backward_wgmma")]
+            for s in own:
+                assert fs._backward_step(s, p, cc).name == "00_materialized"
+
+
+@needs_gpu
+@pytest.mark.parametrize("causal", [False, True])
+def test_deterministic_backward_is_repeatable(causal):
+    """attention(..., deterministic=True): the same bits of dq, dk, dv over repeated backwards,
+    from step 00's backward (the only one that takes it today; test_backward checks its
+    accuracy)."""
+    if "00_materialized" not in STEPS:
+        pytest.skip("step 00 is not built")
+    q, k, v, do = inputs(2, 2, 200, 150, 64, torch.bfloat16, seed=5, grad=True)
+    grads = []
+    for _ in range(3):
+        for t in (q, k, v):
+            t.grad = None
+        fs.attention(q, k, v, causal, deterministic=True).backward(do)
+        grads.append([t.grad.clone() for t in (q, k, v)])
+    for g in grads[1:]:
+        for a, b, name in zip(grads[0], g, ("dq", "dk", "dv")):
+            assert torch.equal(a, b), "%s differs between deterministic backwards" % name
+    assert fs.choose_backward(q, k, v, causal, deterministic=True).name == "00_materialized"
+
+
 def test_misaligned_tensor_is_copied_to_an_aligned_one():
     """The contract wants 16-byte aligned pointers; flash_steps copies a view that is not
     (buf[1:].view(...)) and passes an aligned tensor through untouched. CPU tensors suffice."""

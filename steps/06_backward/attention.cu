@@ -886,6 +886,11 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
     if (s != ATTN_OK)
         return s;
     if (backward) {
+        if (p->deterministic) {
+            *why = "no deterministic backward: dQ is added by fp32 atomics, in whatever order the "
+                   "blocks run (dK and dV are repeatable)";
+            return ATTN_ERR_UNSUPPORTED;
+        }
         if (p->dtype != ATTN_BF16) {
             *why = "the backward takes bf16 only (mma.sync bf16 tensor-core products)";
             return ATTN_ERR_UNSUPPORTED;
