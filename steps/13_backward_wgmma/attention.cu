@@ -648,7 +648,7 @@ bwd_preprocess(const bf16 *__restrict__ dO, const bf16 *__restrict__ O,
  * Q, dO: tensor maps with 64-row boxes; K, V: 128-row boxes.
  * lse2, Di: [B*H, Nq_pad] fp32; dq_acc: per (head, query tile) D/64 pieces of 64 x 64 fp32 in
  * fragment order (below). dK, dV: [B, H, Nk, D] bf16. */
-template <int D>
+template <int D, bool MASKED>
 __global__ void __launch_bounds__(3 * WG, 1)
 bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
          const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
@@ -732,8 +732,9 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
      * nothing, whatever the row's lse. Not causal, the queries move LATER = 2^29 on, after every
      * real key and before every moved one. Only the tiles with a masked pair run the mask
      * (q0 < mask_below): causal ones with a key after one of their queries, and the last key
-     * tile when it has keys past Nk. A separate mask value per key (the key, or "never", or
-     * "always") costs a register, and at D = 128 that register spills: 2 % slower. The key
+     * tile when it has keys past Nk; a problem with neither runs bwd_main<D, false>, compiled
+     * without the mask (the launch picks it). A separate mask value per key (the key, or
+     * "never", or "always") costs a register, and at D = 128 that register spills. The key
      * itself stays a row index everywhere below: a moved key's row, key - k0 + 2^30, gives the
      * right uint32 swizzle offset (2^30 rows x 128 bytes is a multiple of 2^32; a static_assert
      * at PAST checks it), and the last stores skip it (key >= Nk). */
@@ -777,7 +778,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         }
         wgmma_wait<1>();
         reg_fence(s);
-        const bool mask = q0 < mask_below;
+        const bool mask = MASKED && q0 < mask_below;
         const int qs0 = q0 + q_shift;
 #pragma unroll
         for (int j = 0; j < Br / 8; j++) {
@@ -1272,7 +1273,9 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     int hps = bh;
     if (p->causal && bwd_heads_per_section(&hps, bh, n_kt, n_mt, Br) != ATTN_OK)
         return ATTN_ERR_CUDA;
-    auto kernel = bwd_main<D>;
+    /* a problem with no masked pair (not causal, Nk a multiple of 128) runs the kernel compiled
+     * without the mask: compiled in, even never taken, it costs registers (bwd_main, key[]) */
+    auto kernel = p->causal || p->seq_k % BWD_BC ? bwd_main<D, true> : bwd_main<D, false>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
         cudaSuccess)
         return ATTN_ERR_CUDA;
