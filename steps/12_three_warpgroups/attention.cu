@@ -14,6 +14,9 @@
  *     tile at D = 64 is 128, causal or not (step 11: 192 not causal).
  *   - The ping-pong turns were already written for NWG warpgroups: warpgroup w waits on named
  *     barrier 1 + w and hands the turn to (w + 1) % NWG, so they now go 0, 1, 2, 0, ...
+ *   - Where 192-row tiles are too few to run two rounds on the GPU (N <= 1024 at B*H = 32), the
+ *     last round's idle SMs cost more than the third warpgroup gains: those problems keep step
+ *     11's two warpgroups (few_tiles).
  *
  * Prediction (H200, bf16, D = 64, not causal): Nsight Compute has step 11's tensor pipe busy
  * 47 % of the time at N = 4096, FlashAttention-4's three-warpgroup kernel 53 %: matching it,
@@ -23,7 +26,7 @@
  *
  * Limits: forward only; bf16; D = 64 or 128; scale > 0; any Nq, Nk >= 1; causal top-left with
  * tile skipping. Hopper only (sm_90a). One block per SM: 512 threads at D = 64, shared memory
- * 89 KB; 384 threads at D = 128, 209 KB (Bc = 176). Workspace: none, except at D = 128 not
+ * 89 KB (few tiles: step 11's 384 threads, 113 KB); 384 threads at D = 128, 209 KB (Bc = 176). Workspace: none, except at D = 128 not
  * causal: stream-K's partials, 139 KB per block of the grid (at most 144 blocks: 20 MB).
  *
  * Run:  build/attn run --step 12 --shape 4,8,4096,4096,64     (needs an H100 / H200)
@@ -41,21 +44,23 @@ typedef __nv_bfloat16 bf16;
 
 /* Tiles per head dim: NWG consumer warpgroups of 64 query rows each (Br = 64 * NWG). Bc keys per
  * tile when causal; when not, Bc_full, or at D = 128 Bc_alt where the problem's Nk fits it better
- * (use_bc_alt). Register reallocation: the block starts with 65536 / (128 (NWG + 1)) registers per
- * thread (168 for 384 threads, 128 for 512); the producer warpgroup drops to PRODUCER_REGS and the
- * consumers rise to CONSUMER_REGS, within 65536 in all. D = 64: three consumers, 192-row tiles,
- * 24*128 + 3*160*128 = 64512 (FlashAttention-3 and -4 give the producer 32: 0.7-2.3 % slower
- * here), so at most 128 keys per tile (S, P and O in 160 registers). D = 128: two,
- * 24*128 + 2*240*128 = 64512 (FlashAttention-3's D = 128 split). */
+ * (use_bc_alt). D = 64 where 192-row tiles are too few to fill the GPU twice (few_tiles): step
+ * 11's, two warpgroups and Bc_few_full keys when not causal. */
 template <int D> struct Tiles;
 template <> struct Tiles<64> {
-    static constexpr int NWG = 3, Bc = 128, Bc_full = 128;
-    static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 160;
+    static constexpr int NWG = 3, Bc = 128, Bc_full = 128, NWG_few = 2, Bc_few_full = 192;
 };
 template <> struct Tiles<128> {
     static constexpr int NWG = 2, Bc = 128, Bc_full = 176, Bc_alt = 160;
-    static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
+/* Register reallocation: the block starts with 65536 / (128 (NWG + 1)) registers per thread (168
+ * for 384 threads, 128 for 512); the producer warpgroup drops to PRODUCER_REGS and the consumers
+ * rise to consumer_regs(NWG), within 65536 in all. Two consumers: 24*128 + 2*240*128 = 64512
+ * (FlashAttention-3's D = 128 split). Three: 24*128 + 3*160*128 = 64512 (FlashAttention-3 and -4
+ * give the producer 32: 0.7-2.3 % slower here), so at most 128 keys per tile at D = 64 (S, P and
+ * O in 160 registers). */
+constexpr int PRODUCER_REGS = 24;
+__host__ __device__ constexpr int consumer_regs(int nwg) { return nwg == 3 ? 160 : 240; }
 
 constexpr int WG = 128;   /* threads per warpgroup */
 constexpr int STAGES = 2; /* K/V ring depth (FA3: 2): stage j % STAGES holds K_j and V_j */
@@ -312,7 +317,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
 
     if (wg == NWG) {
         /* ------------------------------------------------------------------ the producer */
-        setmaxnreg_dec<Tiles<D>::PRODUCER_REGS>();   /* all 4 warps: warpgroup-wide */
+        setmaxnreg_dec<PRODUCER_REGS>();   /* all 4 warps: the instruction is warpgroup-wide */
         if (tid % WG == 0) {   /* one thread issues every copy */
             tma_prefetch_map(&tmQ);
             tma_prefetch_map(&tmK);
@@ -334,7 +339,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     }
 
     /* -------------------------------------------------------------------------- consumers */
-    setmaxnreg_inc<Tiles<D>::CONSUMER_REGS>();   /* waits for the producer's registers */
+    setmaxnreg_inc<consumer_regs(NWG)>();   /* waits until the producer's registers are back */
     const uint32_t q_wg = sQ + 64 * 128 * wg;   /* this warpgroup's 64 rows in each Q atom */
 
     float o[D / 2];        /* O accumulator, 64 x D per warpgroup (layout: mma_sm90.cuh) */
@@ -558,9 +563,8 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
         *why = "scale must be > 0 (the running max is taken on raw scores, as in FA2)";
         return ATTN_ERR_UNSUPPORTED;
     }
-    const int Br = 64 * (p->head_dim == 64 ? Tiles<64>::NWG : Tiles<128>::NWG);
-    if ((size_t)p->batch * p->heads * ((p->seq_q + Br - 1) / Br) > 2147483647u) {
-        *why = "B*H*ceil(Nq/Br) above 2^31-1 work tiles (the grid limit; Br = 192 at D = 64, 128 at 128)";
+    if ((size_t)p->batch * p->heads * ((p->seq_q + 127) / 128) > 2147483647u) {
+        *why = "B*H*ceil(Nq/128) above 2^31-1 work tiles (the grid limit)";
         return ATTN_ERR_UNSUPPORTED;
     }
     *why = NULL;
@@ -618,11 +622,11 @@ static attn_status make_map(PFN_cuTensorMapEncodeTiled_v12000 encode, CUtensorMa
     return r == CUDA_SUCCESS ? ATTN_OK : ATTN_ERR_CUDA;
 }
 
-template <int D, int Bc, bool SPLIT>
+template <int D, int NWG, int Bc, bool SPLIT>
 static attn_status launch(const attn_problem *p, const void *q, const void *k, const void *v,
                           void *o, float *lse, void *ws, cudaStream_t stream)
 {
-    constexpr int NWG = Tiles<D>::NWG, Br = 64 * NWG;
+    constexpr int Br = 64 * NWG;
     /* The driver's encoder, reached through the runtime (no -lcuda), kept once found */
     const auto encode = (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn(
         &encode_cache, "cuTensorMapEncodeTiled", 12000);
@@ -701,6 +705,19 @@ static bool use_bc_alt(int nk)
     return (nk + a - 1) / a * (a + BC_TILE_COST) < (nk + f - 1) / f * (f + BC_TILE_COST);
 }
 
+/* D = 64: 192-row tiles pay where the grid runs at least two rounds of them. With fewer, the
+ * last round leaves SMs idle for a whole tile of 192 rows: N = 1024, B*H = 32 is 192 tiles on
+ * 132 SMs, 1.45 rounds, and 256 tiles of 128 rows (1.94 rounds) finish sooner. */
+static attn_status few_tiles(const attn_problem *p, bool *few)
+{
+    int dev, sms;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return ATTN_ERR_CUDA;
+    *few = (long long)p->batch * p->heads * ((p->seq_q + 191) / 192) < 2ll * sms;
+    return ATTN_OK;
+}
+
 static attn_status forward(const attn_problem *p, const void *q, const void *k, const void *v,
                            void *o, float *lse, void *workspace, cudaStream_t stream)
 {
@@ -709,15 +726,26 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
         return s;
     if (step_device_cc() != 90)   /* TMA maps, wgmma, setmaxnreg: sm_90a only; never launch */
         return ATTN_ERR_UNSUPPORTED;   /* elsewhere, and never touch the driver API there */
-    if (p->head_dim == 64)
+    if (p->head_dim == 64) {
+        using T = Tiles<64>;
+        bool few;
+        if ((s = few_tiles(p, &few)) != ATTN_OK)
+            return s;
+        if (few)
+            return p->causal
+                       ? launch<64, T::NWG_few, T::Bc, false>(p, q, k, v, o, lse, workspace, stream)
+                       : launch<64, T::NWG_few, T::Bc_few_full, false>(p, q, k, v, o, lse,
+                                                                        workspace, stream);
         return p->causal
-                   ? launch<64, Tiles<64>::Bc, false>(p, q, k, v, o, lse, workspace, stream)
-                   : launch<64, Tiles<64>::Bc_full, false>(p, q, k, v, o, lse, workspace, stream);
+                   ? launch<64, T::NWG, T::Bc, false>(p, q, k, v, o, lse, workspace, stream)
+                   : launch<64, T::NWG, T::Bc_full, false>(p, q, k, v, o, lse, workspace, stream);
+    }
+    using T = Tiles<128>;
     if (p->causal)
-        return launch<128, Tiles<128>::Bc, false>(p, q, k, v, o, lse, workspace, stream);
+        return launch<128, T::NWG, T::Bc, false>(p, q, k, v, o, lse, workspace, stream);
     return use_bc_alt(p->seq_k)
-               ? launch<128, Tiles<128>::Bc_alt, true>(p, q, k, v, o, lse, workspace, stream)
-               : launch<128, Tiles<128>::Bc_full, true>(p, q, k, v, o, lse, workspace, stream);
+               ? launch<128, T::NWG, T::Bc_alt, true>(p, q, k, v, o, lse, workspace, stream)
+               : launch<128, T::NWG, T::Bc_full, true>(p, q, k, v, o, lse, workspace, stream);
 }
 
 extern "C" const attn_step attn_step_info = {
