@@ -552,42 +552,71 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
  *   bwd_preprocess  Di = rowsum(dO o O), lse2 = lse log2(e), dq_acc = 0, per padded query row
  *   bwd_main        per key tile: dK, dV in registers, dQ added into dq_acc by bulk reduce-add
  *   bwd_convert_dq  dQ = scale dq_acc, to bf16, in [B, H, Nq, D]
- * Query rows are padded to whole tiles of Br_B: lse2 = +inf and Di = 0 there, so a padded row's
+ * Query rows are padded to whole tiles of Br: lse2 = +inf and Di = 0 there, so a padded row's
  * P = 2^(S c - inf) = 0 and it adds nothing, with no mask. */
-/* The mask's moves (bwd_main, at key[]): a key past Nk goes PAST later, and, not causal, every
- * query LATER, so one compare masks both; supports() keeps Nq and Nk below LATER. A moved key's
- * uint32 swizzle offset is its row's: */
+/* The mask's moves (bwd_consumer, at key[]): a key past Nk goes PAST later, and, not causal,
+ * every query LATER, so one compare masks both; supports() keeps Nq and Nk below LATER. A moved
+ * key's uint32 swizzle offset is its row's: */
 constexpr int PAST = 1 << 30, LATER = 1 << 29;
 static_assert(sw128_offset(PAST + 77, 5) == sw128_offset(77, 5), "a moved key keeps its row's offset");
 constexpr int BWD_BC = 128;     /* keys per block: two consumer warpgroups of 64 (wgmma's M) */
 /* registers: the producer warpgroup 24, the two consumers 240 (dK and dV hold 128 per thread) */
 constexpr int BWD_PRODUCER_REGS = 24, BWD_CONSUMER_REGS = 240;
-/* query rows per tile of the loop, the N of S^T and dP^T: 64 at D = 128 (registers: dK and dV
- * take 128 per thread), 128 at D = 64 (twice the products per tile for the same bookkeeping) */
-template <int D> __host__ __device__ constexpr int bwd_br() { return D == 64 ? 128 : 64; }
 constexpr int BWD_STAGES = 2;   /* the Q, dO, lse2, Di ring */
 constexpr int BWD_DQ_FLOATS = 64 * 64;   /* one warpgroup's dQ piece: 64 rows x 64 columns */
+constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LOG2E */
+
+/* The backward's choices per head dim, each read where it switches (bwd_main's stages):
+ *   Br             query rows per tile of the loop, the N of S^T and dP^T
+ *   DQ_BY_COLUMNS  how the two warpgroups share dQ = dS K [Br x D] of a query tile. By columns:
+ *                  warpgroup w takes columns 64w.. over all 128 keys (both halves of dS^T, a
+ *                  barrier between the two, two dS^T buffers). By keys: each takes all 64
+ *                  columns over its own 64 keys, and both are added into the same place. Either
+ *                  way a warpgroup adds PIECES pieces of 64 x 64 fp32, 64 query rows each
+ *   DS_STMATRIX    dS^T goes to shared memory by stmatrix, not by plain stores
+ *   DK_AFTER_DQ    a tile issues its products in the order S^T, dP^T, dV, dQ, dK
+ *                  (FlashAttention-3's): dQ's staging then runs while the tensor cores do dK.
+ *                  If not, dV and dK go out together, before dQ
+ *   LSE2_EARLY     lse2's first two pairs are read before the wait for S^T */
+template <int D> struct BwdTiles;
+template <> struct BwdTiles<128> {
+    static constexpr int Br = 64;   /* registers: dK and dV take 128 per thread */
+    static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, DK_AFTER_DQ = true;
+    static constexpr bool LSE2_EARLY = true;
+};
+template <> struct BwdTiles<64> {
+    static constexpr int Br = 128;   /* twice the products per tile for the same bookkeeping */
+    /* stmatrix, and dK after dQ, measured slower here; no registers to spare for lse2 */
+    static constexpr bool DQ_BY_COLUMNS = false, DS_STMATRIX = false, DK_AFTER_DQ = false;
+    static constexpr bool LSE2_EARLY = false;
+};
+
+/* bwd_main's named barriers (0 is __syncthreads), both between consumer threads only */
+enum BwdBarrier : int {
+    BAR_DS_BOTH = 1,   /* 2 * WG threads: both warpgroups' halves of dS^T are in (DQ_BY_COLUMNS) */
+    BAR_WG = 2,        /* BAR_WG + w, WG threads: warpgroup w alone (its dS^T, its dQ staging) */
+};
 
 /* bwd_main's shared memory, one layout for the kernel and for the launch that sizes it: byte
  * offsets from the base (aligned to 1024 bytes, a swizzle line, by the kernel), and BYTES, what the
  * launch asks for, 1 KB of room for that alignment included.
  *   K, V      the block's 128 keys, [Bc][D] in 64-column atoms (TMA, once)
  *   Q, dO     BWD_STAGES stages of [Br][D] (the producer's ring)
- *   dS        dS^T [128 keys][Br queries] bf16, Br / 64 atoms of 64 queries; two buffers at
- *             D = 128, where both warpgroups read it (the other may still read the last one)
+ *   dS        dS^T [128 keys][Br queries] bf16, Br / 64 atoms of 64 queries; two buffers with
+ *             DQ_BY_COLUMNS, where both warpgroups read it (the other may still read the last one)
  *   dQ        the two warpgroups' dQ staging, fp32 (PIECES pieces of 64 x 64 each)
- *   L, Di     BWD_STAGES stages of Br floats of lse2 and Di (bulk copies beside Q and dO)
+ *   lse2, Di  BWD_STAGES stages of Br floats of lse2 and Di (bulk copies beside Q and dO)
  *   bar_kv, full, empty   the mbarriers: K/V arrived; a stage full; a stage free */
 template <int D> struct BwdSmem {
-    static constexpr int Br = bwd_br<D>();
-    static constexpr bool SPLIT_N = D == 128;   /* bwd_main says what the split is */
-    static constexpr int PIECES = SPLIT_N ? 1 : Br / 64, DS_BUFS = SPLIT_N ? 2 : 1;
+    static constexpr int Br = BwdTiles<D>::Br;
+    static constexpr int PIECES = BwdTiles<D>::DQ_BY_COLUMNS ? 1 : Br / 64,
+                         DS_BUFS = BwdTiles<D>::DQ_BY_COLUMNS ? 2 : 1;
     static constexpr uint32_t KV = tile_bytes<D>(BWD_BC), QT = tile_bytes<D>(Br);
     static constexpr uint32_t DS_ATOM = BWD_BC * 128, DS = Br / 64 * DS_ATOM;
     static constexpr uint32_t DQ = PIECES * BWD_DQ_FLOATS * 4;   /* one warpgroup's pieces */
     static constexpr uint32_t K = 0, V = K + KV, Q = V + KV, dO = Q + BWD_STAGES * QT,
                               dS = dO + BWD_STAGES * QT, dQ = dS + DS_BUFS * DS,
-                              L = dQ + 2 * DQ, Di = L + BWD_STAGES * Br * 4,
+                              lse2 = dQ + 2 * DQ, Di = lse2 + BWD_STAGES * Br * 4,
                               bar_kv = Di + BWD_STAGES * Br * 4, full = bar_kv + 8,
                               empty = full + 8 * BWD_STAGES, END = empty + 8 * BWD_STAGES;
     static constexpr size_t BYTES = END + 1024;
@@ -599,6 +628,58 @@ static_assert(BwdSmem<64>::dS % 1024 == 0 && BwdSmem<128>::dS % 1024 == 0 &&
               "the swizzled tiles must start on a 1024-byte swizzle line");
 static_assert(BwdSmem<64>::bar_kv % 8 == 0 && BwdSmem<128>::bar_kv % 8 == 0,
               "mbarriers are 8-byte aligned");
+
+/* The backward's products, named by their operands' transposes as ThunderKittens names them
+ * (mma_ABt: A B^T). Each issues one warpgroup's k-slices of 16 (wgmma m64nNk16); the caller
+ * fences, commits and waits. */
+
+/* acc[64 x N] = A B^T over D features: A is 64 rows of a tile of A_ROWS rows, B a tile of N rows,
+ * both [rows][D] K-major in smem. The k-th slice of 16 features is 32 bytes into atom k / 4 (the
+ * hardware applies the swizzle). The forward's issue_qk, S = Q K^T, is this with Q as A. */
+template <int D, int N, int A_ROWS>
+__device__ __forceinline__ void mma_ABt(float (&acc)[N / 2], uint32_t a_tile, uint32_t b_tile)
+{
+#pragma unroll
+    for (int k = 0; k < D / 16; k++) {
+        const uint32_t off = (k % 4) * 32;
+        const uint64_t a = wgmma_desc(a_tile + (k / 4) * tile_bytes<64>(A_ROWS) + off, 16, 1024);
+        const uint64_t b = wgmma_desc(b_tile + (k / 4) * tile_bytes<64>(N) + off, 16, 1024);
+        wgmma_bf16<N>::ss(acc, a, b, k > 0);
+    }
+}
+
+/* acc[64 x N] += A B over K: A from registers (a 64 x K accumulator packed to bf16, as the
+ * forward's P), B [K][N] in smem as an MN-major B (16 rows = 2048 bytes further per slice;
+ * LBO = the next 64 columns). The forward's issue_pv, O += P V, is this with P as A. */
+template <int N, int K>
+__device__ __forceinline__ void mma_AB(float (&acc)[N / 2], const uint32_t (&a)[K / 4],
+                                       uint32_t b_tile)
+{
+#pragma unroll
+    for (int k = 0; k < K / 16; k++) {
+        const uint32_t ak[4] = {a[4 * k], a[4 * k + 1], a[4 * k + 2], a[4 * k + 3]};
+        const uint64_t b = wgmma_desc(b_tile + k * 16 * 128, tile_bytes<64>(K), 1024);
+        wgmma_bf16<N>::rs_mn(acc, ak, b, 1);
+    }
+}
+
+/* acc[64 x 64] = A^T B over the rows row0 .. row0 + 16 KSTEPS - 1 of K: A [K][M] and B [K][N]
+ * both stored row after row in 64-column atoms (128 bytes a row), so both MN-major (both
+ * transpose bits: ss_mn). The product takes A's atom a_atom (64 of M) and B's atom b_atom (64 of
+ * N), atoms a_lbo and b_lbo bytes apart. dQ = dS K is this with dS^T, as stored, for A. */
+template <int KSTEPS>
+__device__ __forceinline__ void mma_AtB(float (&acc)[32], uint32_t a_tile, int a_atom,
+                                        uint32_t a_lbo, uint32_t b_tile, int b_atom,
+                                        uint32_t b_lbo, int row0)
+{
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; kk++) {
+        const uint32_t r = (row0 + 16 * kk) * 128;
+        const uint64_t a = wgmma_desc(a_tile + a_atom * a_lbo + r, a_lbo, 1024);
+        const uint64_t b = wgmma_desc(b_tile + b_atom * b_lbo + r, b_lbo, 1024);
+        wgmma_bf16<64>::ss_mn(acc, a, b, kk > 0);
+    }
+}
 
 /* D / 8 threads per padded query row, 8 features (16 bytes of dO and of O) each: Di and lse2
  * (the padding: 0 and +inf), and the row's D floats of the dQ accumulator set to 0 (the
@@ -636,47 +717,39 @@ bwd_preprocess(const bf16 *__restrict__ dO, const bf16 *__restrict__ O,
         sum += __shfl_xor_sync(0xffffffffu, sum, off);
     if (e == 0) {
         Di[row] = sum;
-        lse2[row] = q < Nq ? lse[bh * Nq + q] * 1.4426950408889634f : INFINITY;
+        lse2[row] = q < Nq ? lse[bh * Nq + q] * LOG2E : INFINITY;
     }
 }
 
-/* grid: ceil(Nk / 128) * B*H blocks, one per (key tile, head): not causal, the key tiles of a
- * head side by side (they share its Q, dO and dQ accumulator in L2); causal, the heads in
- * sections of hps (bwd_heads_per_section; step 12's forward has sections too), and in a section
- * key tile 0 of every head first (the longest: it sees every query tile), then key tile 1, ...
- * block: consumer warpgroups 0, 1 (keys 0-63, 64-127 of the tile) + the producer warpgroup 2.
- * Q, dO: tensor maps with 64-row boxes; K, V: 128-row boxes.
- * lse2, Di: [B*H, Nq_pad] fp32; dq_acc: per (head, query tile) D/64 pieces of 64 x 64 fp32 in
- * fragment order (below). dK, dV: [B, H, Nk, D] bf16. */
-template <int D, bool MASKED>
-__global__ void __launch_bounds__(3 * WG, 1)
-bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
-         const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
-         const float *__restrict__ lse2, const float *__restrict__ Di, float *__restrict__ dq_acc,
-         bf16 *__restrict__ dK, bf16 *__restrict__ dV, int bh_count, int Nq, int Nk, float c,
-         float scale, int causal, int hps)
-{
-    constexpr int Bc = BWD_BC, Br = bwd_br<D>();
-    /* dQ = dS K [Br x D] per query tile: at D = 128 (Br = 64) warpgroup w takes columns 64w..
-     * over all 128 keys (both halves of dS^T, a barrier between the two); at D = 64 (Br = 128)
-     * each takes all 64 columns over its own 64 keys, and both are added into the same place.
-     * Either way a warpgroup adds PIECES pieces of 64 x 64 fp32, 64 query rows each. */
-    using Smem = BwdSmem<D>;
-    constexpr bool SPLIT_N = Smem::SPLIT_N;
-    constexpr int PIECES = Smem::PIECES;
-    extern __shared__ uint8_t smem_raw[];
-    const uint32_t base = smem_u32(smem_raw);
-    const uint32_t sK = (base + 1023u) & ~1023u;
-    constexpr uint32_t KV = Smem::KV, QT = Smem::QT, DS_ATOM = Smem::DS_ATOM, DS = Smem::DS,
-                       DS_BUFS = Smem::DS_BUFS, DQ = Smem::DQ;
-    const uint32_t sV = sK + Smem::V, sQ = sK + Smem::Q, sdO = sK + Smem::dO, sdS = sK + Smem::dS,
-                   sdQ = sK + Smem::dQ, sL = sK + Smem::L, sDi = sK + Smem::Di,
-                   bar_kv = sK + Smem::bar_kv, full = sK + Smem::full, empty = sK + Smem::empty;
-    auto at = [&](uint32_t a) { return smem_raw + (a - base); };   /* shared address -> pointer */
+/* bwd_main's shared memory as shared-window addresses: K at the base rounded up to a swizzle
+ * line, the rest at BwdSmem's offsets from it. at() turns one into a pointer, for plain loads
+ * and stores. */
+struct BwdShared {
+    uint8_t *raw;    /* the dynamic shared memory, whose shared address is base */
+    uint32_t base, K, V, Q, dO, dS, dQ, lse2, Di, bar_kv, full, empty;
+    __device__ __forceinline__ uint8_t *at(uint32_t a) const { return raw + (a - base); }
+};
 
-    const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
-    const int g = lane / 4, t = lane % 4;
-    const int n_kt = (Nk + Bc - 1) / Bc, n_mt = (Nq + Br - 1) / Br, n_qb = n_mt * (Br / 64);
+/* A thread of bwd_main: tid, its warpgroup wg (0, 1: the consumers; 2: the producer), its warp
+ * in the warpgroup and lane; g = lane / 4 and t = lane % 4 place it in wgmma's fragments. */
+struct BwdThread {
+    int tid, wg, warp, lane, g, t;
+};
+
+/* A block's work: the key tile of 128 keys from k0 of head bh, and query tiles qt_begin ..
+ * qt_begin + n_iter - 1 of the head's n_qt (n_qb blocks of 64 query rows). Not causal, the key
+ * tiles of a head side by side (they share its Q, dO and dQ accumulator in L2); causal, the
+ * heads in sections of hps (bwd_heads_per_section; step 12's forward has sections too), and in
+ * a section key tile 0 of every head first (the longest: it sees every query tile), then key
+ * tile 1, ... */
+struct BwdBlock {
+    int n_qt, n_qb, bh, k0, qt_begin, n_iter;
+};
+template <int D>
+__device__ __forceinline__ BwdBlock bwd_block(int bh_count, int Nq, int Nk, int causal, int hps)
+{
+    constexpr int Bc = BWD_BC, Br = BwdTiles<D>::Br;
+    const int n_kt = (Nk + Bc - 1) / Bc, n_qt = (Nq + Br - 1) / Br, n_qb = n_qt * (Br / 64);
     int kt = (int)(blockIdx.x % n_kt), bh = (int)(blockIdx.x / n_kt);
     if (causal) {   /* section sec of hps heads (the last one may have fewer: h) */
         const int per = hps * n_kt, sec = (int)(blockIdx.x / per), r = (int)(blockIdx.x % per);
@@ -686,44 +759,303 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
     }
     const int k0 = kt * Bc;
     /* causal (top-left): query rows < k0 see none of these keys */
-    const int m_begin = causal ? min(k0 / Br, n_mt) : 0, n_iter = n_mt - m_begin;
+    const int qt_begin = causal ? min(k0 / Br, n_qt) : 0, n_iter = n_qt - qt_begin;
+    return {n_qt, n_qb, bh, k0, qt_begin, n_iter};
+}
 
-    if (tid == 0) {
-        mbar_init(bar_kv, 1);
-        for (int i = 0; i < BWD_STAGES; i++) {
-            mbar_init(full + 8 * i, 1);
-            mbar_init(empty + 8 * i, 2 * WG);   /* every consumer thread releases the stage */
-        }
-        mbar_fence_init();
+/* The producer (one thread): K and V once, then per query tile Q, dO (TMA), lse2 and Di (bulk
+ * copies) into the ring's stage i % BWD_STAGES, once the consumers have released it. */
+template <int D>
+__device__ __forceinline__ void bwd_load(const BwdShared &sm, const BwdBlock &blk,
+                                         const CUtensorMap *tmQ, const CUtensorMap *tmK,
+                                         const CUtensorMap *tmV, const CUtensorMap *tmdO,
+                                         const float *lse2, const float *Di)
+{
+    constexpr int Bc = BWD_BC, Br = BwdTiles<D>::Br;
+    constexpr uint32_t KV = BwdSmem<D>::KV, QT = BwdSmem<D>::QT;
+    tma_prefetch_map(tmQ);
+    tma_prefetch_map(tmdO);
+    mbar_arrive_expect_tx(sm.bar_kv, 2 * KV);
+    load_tile<Bc, D>(sm.K, tmK, blk.k0, blk.bh, sm.bar_kv);
+    load_tile<Bc, D>(sm.V, tmV, blk.k0, blk.bh, sm.bar_kv);
+    for (int i = 0; i < blk.n_iter; i++) {
+        const int st = i % BWD_STAGES, qt = blk.qt_begin + i;
+        const size_t row = ((size_t)blk.bh * blk.n_qt + qt) * Br;   /* padded rows of lse2, Di */
+        mbar_wait(sm.empty + 8 * st, ((i / BWD_STAGES) & 1) ^ 1);
+        mbar_arrive_expect_tx(sm.full + 8 * st, 2 * QT + 2 * Br * 4);
+        load_tile<Br, D>(sm.Q + st * QT, tmQ, qt * Br, blk.bh, sm.full + 8 * st);
+        load_tile<Br, D>(sm.dO + st * QT, tmdO, qt * Br, blk.bh, sm.full + 8 * st);
+        bulk_load(sm.lse2 + st * Br * 4, lse2 + row, Br * 4, sm.full + 8 * st);
+        bulk_load(sm.Di + st * Br * 4, Di + row, Br * 4, sm.full + 8 * st);
     }
-    __syncthreads();
+}
 
-    if (wg == 2) {
-        /* ------------------------------------------------------------------ the producer */
-        setmaxnreg_dec<BWD_PRODUCER_REGS>();
-        if (tid % WG == 0 && n_iter > 0) {
-            tma_prefetch_map(&tmQ);
-            tma_prefetch_map(&tmdO);
-            mbar_arrive_expect_tx(bar_kv, 2 * KV);
-            load_tile<Bc, D>(sK, &tmK, k0, bh, bar_kv);
-            load_tile<Bc, D>(sV, &tmV, k0, bh, bar_kv);
-            for (int i = 0; i < n_iter; i++) {
-                const int st = i % BWD_STAGES, m = m_begin + i;
-                const size_t row = ((size_t)bh * n_mt + m) * Br;   /* padded rows of lse2, Di */
-                mbar_wait(empty + 8 * st, ((i / BWD_STAGES) & 1) ^ 1);
-                mbar_arrive_expect_tx(full + 8 * st, 2 * QT + 2 * Br * 4);
-                load_tile<Br, D>(sQ + st * QT, &tmQ, m * Br, bh, full + 8 * st);
-                load_tile<Br, D>(sdO + st * QT, &tmdO, m * Br, bh, full + 8 * st);
-                bulk_load(sL + st * Br * 4, lse2 + row, Br * 4, full + 8 * st);
-                bulk_load(sDi + st * Br * 4, Di + row, Br * 4, full + 8 * st);
+/* One query tile of the walk: qt (rows q0 = qt Br ..) in the ring's stage st, which holds its Q
+ * and dO (shared addresses) and its lse2 and Di (pointers, for plain loads). */
+struct BwdQueryTile {
+    int st, qt, q0;
+    uint32_t q, dO;
+    const float *lse2, *Di;
+};
+
+/* A consumer warpgroup's stages, in the order a query tile runs them: mma_s_dp, p_and_ds,
+ * mma_dv_dk, store_ds, mma_dq, issue_dk_wait_dq, add_dq, wait_dk; then, once, store_dk_dv. They
+ * work on the registers bwd_consumer declares, held here by reference (force-inlined, they stay
+ * registers): s[4j + 2a + b] is key[a], query q0 + 8j + 2t + b, and so is dp; pa[2j + a] and
+ * dsa[2j + a] are their bf16 pairs (layout: mma_sm90.cuh). */
+template <int D, bool MASKED> struct BwdConsumer {
+    using Tiles = BwdTiles<D>;
+    static constexpr int Bc = BWD_BC, Br = Tiles::Br, PIECES = BwdSmem<D>::PIECES;
+    static constexpr uint32_t DS_ATOM = BwdSmem<D>::DS_ATOM, DQ = BwdSmem<D>::DQ;
+
+    const BwdShared &sm;
+    const BwdThread &th;
+    const int k0;                  /* the block's first key */
+    const float c;                 /* scale log2(e) */
+    const int (&key)[2];           /* this thread's two keys and the mask: bwd_consumer says how */
+    const int q_shift, mask_below;
+    const uint32_t k_wg, v_wg;     /* this warpgroup's 64 keys of K and V */
+    float (&dv)[D / 2], (&dk)[D / 2];
+    float (&s)[Br / 2], (&dp)[Br / 2];
+    uint32_t (&pa)[Br / 4], (&dsa)[Br / 4];
+    float (&dq)[PIECES][BWD_DQ_FLOATS / WG];
+    float2 (&lse2_01)[2];
+
+    /* S^T = K_wg Q^T and dP^T = V_wg dO^T: two groups, m64n{Br}k16, all operands K-major */
+    __device__ __forceinline__ void mma_s_dp(const BwdQueryTile &qtile)
+    {
+        wgmma_fence();
+        mma_ABt<D, Br, Bc>(s, k_wg, qtile.q);
+        wgmma_commit();
+        mma_ABt<D, Br, Bc>(dp, v_wg, qtile.dO);
+        wgmma_commit();
+    }
+
+    /* P^T = 2^(S^T c - lse2) while dP^T still runs, masked as said at key[]; then dS^T, and both
+     * to bf16. With LSE2_EARLY lse2's first two pairs are read before the wait, so the first
+     * exponents need not wait for shared memory after it (all eight pairs cost spills). */
+    __device__ __forceinline__ void p_and_ds(const BwdQueryTile &qtile)
+    {
+        const int t = th.t, q0 = qtile.q0;
+        const float *lse2_st = qtile.lse2;
+        if (Tiles::LSE2_EARLY) {
+            lse2_01[0] = *reinterpret_cast<const float2 *>(lse2_st + 2 * t);
+            lse2_01[1] = *reinterpret_cast<const float2 *>(lse2_st + 8 + 2 * t);
+        }
+        wgmma_wait<1>();
+        reg_fence(s);
+        const bool mask = MASKED && q0 < mask_below;
+        const int qs0 = q0 + q_shift;
+#pragma unroll
+        for (int j = 0; j < Br / 8; j++) {
+            const float2 lse2_j = Tiles::LSE2_EARLY && j < 2
+                                      ? lse2_01[j & 1]
+                                      : *reinterpret_cast<const float2 *>(lse2_st + 8 * j + 2 * t);
+#pragma unroll
+            for (int a = 0; a < 2; a++) {
+                float p0 = ex2_approx(fmaf(s[4 * j + 2 * a], c, -lse2_j.x));
+                float p1 = ex2_approx(fmaf(s[4 * j + 2 * a + 1], c, -lse2_j.y));
+                if (mask) {
+                    const int qs = qs0 + 8 * j + 2 * t;
+                    p0 = key[a] > qs ? 0.f : p0;
+                    p1 = key[a] > qs + 1 ? 0.f : p1;
+                }
+                s[4 * j + 2 * a] = p0;
+                s[4 * j + 2 * a + 1] = p1;
             }
         }
-        return;
+        /* dS^T = P^T o (dP^T - Di) */
+        wgmma_wait<0>();
+        reg_fence(dp);
+#pragma unroll
+        for (int j = 0; j < Br / 8; j++) {
+            const float2 di = *reinterpret_cast<const float2 *>(qtile.Di + 8 * j + 2 * t);
+#pragma unroll
+            for (int a = 0; a < 2; a++) {
+                dp[4 * j + 2 * a] = s[4 * j + 2 * a] * (dp[4 * j + 2 * a] - di.x);
+                dp[4 * j + 2 * a + 1] = s[4 * j + 2 * a + 1] * (dp[4 * j + 2 * a + 1] - di.y);
+            }
+        }
+#pragma unroll
+        for (int x = 0; x < Br / 4; x++) {
+            pa[x] = pack_bf16(s[2 * x], s[2 * x + 1]);
+            dsa[x] = pack_bf16(dp[2 * x], dp[2 * x + 1]);
+        }
     }
 
-    /* -------------------------------------------------------------------------- consumers */
-    setmaxnreg_inc<BWD_CONSUMER_REGS>();
-    const int kw0 = k0 + 64 * wg;   /* this warpgroup's first key */
+    /* dV += P^T dO, dK += dS^T Q: A from registers, dO and Q as MN-major B (one group; with
+     * DK_AFTER_DQ dK comes after dQ, in issue_dk_wait_dq) */
+    __device__ __forceinline__ void mma_dv_dk(const BwdQueryTile &qtile)
+    {
+        reg_fence(dv);
+        reg_fence(dk);
+        reg_fence(pa);
+        reg_fence(dsa);
+        wgmma_fence();
+        mma_AB<D, Br>(dv, pa, qtile.dO);
+        if (!Tiles::DK_AFTER_DQ)
+            mma_AB<D, Br>(dk, dsa, qtile.q);
+        wgmma_commit();
+    }
+
+    /* dS^T to shared memory, [key][query] in the 128-byte swizzle: dsa[2j + a] is the pair
+     * (key[a], queries 8j + 2t, +1), 4 bytes at chunk j % 8 of row key[a] - k0 of atom j / 8.
+     * With DS_STMATRIX by stmatrix, four 8 x 8 pieces per instruction: dsa[4x .. 4x + 3] are the
+     * pieces (j, a) = (2x, 0), (2x, 1), (2x + 1, 0), (2x + 1, 1), and lane gives the row
+     * lane % 8 of piece lane / 8 (16 bytes, one swizzle chunk). At D = 64 it measured slower
+     * than the plain stores. */
+    __device__ __forceinline__ void store_ds(uint32_t ds_buf)
+    {
+        const int wg = th.wg, lane = th.lane;
+        if (Tiles::DS_STMATRIX) {
+#pragma unroll
+            for (int x = 0; x < Br / 16; x++) {
+                const int j = 2 * x + lane / 16;
+                const uint32_t r = 64 * wg + 16 * th.warp + 8 * (lane / 8 % 2) + lane % 8;
+                const uint32_t four[4] = {dsa[4 * x], dsa[4 * x + 1], dsa[4 * x + 2],
+                                          dsa[4 * x + 3]};
+                stmatrix_x4(ds_buf + j / 8 * DS_ATOM + sw128_offset(r, j % 8), four);
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < Br / 8; j++)
+#pragma unroll
+                for (int a = 0; a < 2; a++)
+                    *reinterpret_cast<uint32_t *>(sm.at(ds_buf + j / 8 * DS_ATOM +
+                                                        sw128_offset(key[a] - k0, j % 8) +
+                                                        4 * th.t)) = dsa[2 * j + a];
+        }
+        fence_proxy_async_smem();
+        if (Tiles::DQ_BY_COLUMNS)
+            named_bar_sync(BAR_DS_BOTH, 2 * WG);   /* both halves of dS^T are in */
+        else
+            named_bar_sync(BAR_WG + wg, WG);       /* this warpgroup's half is in */
+    }
+
+    /* dQ pieces = dS K: A = dS^T as stored (MN-major), B = K as stored (MN-major). By columns,
+     * this warpgroup's 64 columns of K over all 128 keys; by keys, its own 64 keys, all columns,
+     * one piece per 64 query rows. */
+    __device__ __forceinline__ void mma_dq(uint32_t ds_buf)
+    {
+#pragma unroll
+        for (int h = 0; h < PIECES; h++)
+            reg_fence(dq[h]);
+        wgmma_fence();
+        if (Tiles::DQ_BY_COLUMNS) {
+            mma_AtB<Bc / 16>(dq[0], ds_buf, 0, DS_ATOM, sm.K, th.wg, tile_bytes<64>(Bc), 0);
+        } else {
+#pragma unroll
+            for (int h = 0; h < PIECES; h++)   /* query rows 64h.. of the tile */
+                mma_AtB<64 / 16>(dq[h], ds_buf, h, DS_ATOM, sm.K, 0, tile_bytes<64>(Bc),
+                                 64 * th.wg);
+        }
+        wgmma_commit();
+    }
+
+    /* Once dV and dK are done, the stage's Q, dO, lse2 and Di go back to the producer. Every
+     * thread arrives, not one per warp as in the forward: each has read lse2 and Di with plain
+     * loads, and its own arrival (a release) is what orders those reads before the producer's
+     * next bulk copy into the stage. With DK_AFTER_DQ dK is issued last, so that the tensor
+     * cores run it while this warpgroup stages dQ (add_dq); dS^T's registers, which it reads,
+     * stay untouched until it is done (wait_dk). */
+    __device__ __forceinline__ void issue_dk_wait_dq(const BwdQueryTile &qtile)
+    {
+        if (Tiles::DK_AFTER_DQ) {
+            reg_fence(dk);
+            wgmma_fence();
+            mma_AB<D, Br>(dk, dsa, qtile.q);
+            wgmma_commit();
+            wgmma_wait<1>();   /* dV, dQ */
+            reg_fence(dv);
+        } else {
+            wgmma_wait<1>();   /* dV, dK */
+            reg_fence(dv);
+            reg_fence(dk);
+            mbar_arrive(sm.empty + 8 * qtile.st);
+            wgmma_wait<0>();   /* dQ */
+        }
+#pragma unroll
+        for (int h = 0; h < PIECES; h++)
+            reg_fence(dq[h]);
+    }
+
+    /* The pieces to this warpgroup's staging in fragment order (float4 x of thread l at
+     * (x * 128 + l) * 16 bytes of its piece: no bank conflicts), then one thread adds them
+     * into dq_acc (consecutive there too) with one bulk reduce-add. The previous add must
+     * have read the staging first. */
+    __device__ __forceinline__ void add_dq(float *dq_acc, const BwdBlock &blk,
+                                           const BwdQueryTile &qtile)
+    {
+        const int tid = th.tid, wg = th.wg;
+        const uint32_t stage = sm.dQ + wg * DQ;
+        if (tid % WG == 0)
+            bulk_wait_read<0>();
+        named_bar_sync(BAR_WG + wg, WG);
+#pragma unroll
+        for (int h = 0; h < PIECES; h++)
+#pragma unroll
+            for (int x = 0; x < BWD_DQ_FLOATS / WG / 4; x++)
+                *reinterpret_cast<float4 *>(sm.at(stage + h * BWD_DQ_FLOATS * 4 +
+                                                  (x * WG + tid % WG) * 16)) =
+                    make_float4(dq[h][4 * x], dq[h][4 * x + 1], dq[h][4 * x + 2], dq[h][4 * x + 3]);
+        fence_proxy_async_smem();
+        named_bar_sync(BAR_WG + wg, WG);
+        if (tid % WG == 0) {
+            /* pieces of 64 query rows: by columns, columns 64wg.. of rows 64qt..; by keys, all
+             * columns of rows 128qt.. (two pieces, one after the other there too) */
+            const size_t piece = Tiles::DQ_BY_COLUMNS
+                                     ? ((size_t)blk.bh * blk.n_qb + qtile.qt) * 2 + wg
+                                     : (size_t)blk.bh * blk.n_qb + (size_t)qtile.qt * PIECES;
+            bulk_reduce_add_f32(dq_acc + piece * BWD_DQ_FLOATS, stage, DQ);
+            bulk_commit();
+        }
+    }
+
+    /* With DK_AFTER_DQ: dK done, dS^T's registers free, the stage goes back (issue_dk_wait_dq) */
+    __device__ __forceinline__ void wait_dk(const BwdQueryTile &qtile)
+    {
+        if (Tiles::DK_AFTER_DQ) {
+            wgmma_wait<0>();   /* dK */
+            reg_fence(dk);
+            reg_fence(dsa);
+            mbar_arrive(sm.empty + 8 * qtile.st);
+        }
+    }
+
+    /* The epilogue, once per block: dK = scale dS^T Q, dV: plain stores of the rows that exist */
+    __device__ __forceinline__ void store_dk_dv(bf16 *dK, bf16 *dV, int bh, int Nk, float scale)
+    {
+        if (th.tid % WG == 0)
+            bulk_wait<0>();   /* the last adds are done before the block's shared memory goes */
+
+        bf16 *dKb = dK + (size_t)bh * Nk * D, *dVb = dV + (size_t)bh * Nk * D;
+#pragma unroll
+        for (int a = 0; a < 2; a++) {
+            if (key[a] >= Nk)
+                continue;
+#pragma unroll
+            for (int j = 0; j < D / 8; j++) {
+                const size_t e = (size_t)key[a] * D + 8 * j + 2 * th.t;
+                *reinterpret_cast<uint32_t *>(dKb + e) =
+                    pack_bf16(dk[4 * j + 2 * a] * scale, dk[4 * j + 2 * a + 1] * scale);
+                *reinterpret_cast<uint32_t *>(dVb + e) =
+                    pack_bf16(dv[4 * j + 2 * a], dv[4 * j + 2 * a + 1]);
+            }
+        }
+    }
+};
+
+/* A consumer warpgroup: its 64 keys' dK and dV over the block's query tiles, stage by stage
+ * (BwdConsumer), and dQ's share added per tile. */
+template <int D, bool MASKED>
+__device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThread &th,
+                                             const BwdBlock &blk, float *dq_acc, bf16 *dK,
+                                             bf16 *dV, int Nk, float c, float scale, int causal)
+{
+    constexpr int Br = BwdTiles<D>::Br, PIECES = BwdSmem<D>::PIECES;
+    constexpr uint32_t QT = BwdSmem<D>::QT, DS = BwdSmem<D>::DS, DS_BUFS = BwdSmem<D>::DS_BUFS;
+    const int kw0 = blk.k0 + 64 * th.wg;   /* this warpgroup's first key */
+    const int warp = th.warp, g = th.g;
     /* This thread's two keys (a = 0, 1) and the softmax's mask, in one compare: query q drops
      * key[a] when key[a] > q + q_shift. Causal, q_shift = 0: query q sees keys <= q. A key past
      * Nk, the last key tile's padding, is moved PAST = 2^30 later, after every query: TMA filled
@@ -742,227 +1074,97 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
                         kw0 + 16 * warp + g + 8 + (kw0 + 16 * warp + g + 8 >= Nk ? PAST : 0)};
     const int q_shift = causal ? 0 : LATER;
     const int mask_below = kw0 + 64 > Nk ? INT_MAX : causal ? kw0 + 63 : INT_MIN;
-    const uint32_t k_wg = sK + 64 * 128 * wg, v_wg = sV + 64 * 128 * wg;
+    const uint32_t k_wg = sm.K + 64 * 128 * th.wg, v_wg = sm.V + 64 * 128 * th.wg;
     float dv[D / 2], dk[D / 2];   /* 64 keys x D each, across the whole loop */
     float s[Br / 2], dp[Br / 2];  /* S^T, then P^T (fp32); dP^T, then dS^T */
     uint32_t pa[Br / 4], dsa[Br / 4];   /* P^T, dS^T in bf16: the A operands of dV, dK */
     float dq[PIECES][BWD_DQ_FLOATS / WG];   /* this warpgroup's 64 x 64 pieces of dS K */
+    float2 lse2_01[2];                      /* LSE2_EARLY: lse2's first two pairs */
 #pragma unroll
     for (int i = 0; i < D / 2; i++)
         dv[i] = dk[i] = 0.f;
-    if (n_iter > 0)
-        mbar_wait(bar_kv, 0);
+    if (blk.n_iter > 0)
+        mbar_wait(sm.bar_kv, 0);
+    BwdConsumer<D, MASKED> cons = {sm, th, blk.k0, c, key, q_shift, mask_below, k_wg, v_wg,
+                                   dv, dk, s, dp, pa, dsa, dq, lse2_01};
 
-    for (int i = 0; i < n_iter; i++) {
-        const int st = i % BWD_STAGES, m = m_begin + i, q0 = m * Br;
-        const uint32_t q_st = sQ + st * QT, do_st = sdO + st * QT;
-        const float *L = reinterpret_cast<const float *>(at(sL + st * Br * 4));
-        const float *Dq = reinterpret_cast<const float *>(at(sDi + st * Br * 4));
-        mbar_wait(full + 8 * st, (i / BWD_STAGES) & 1);
+    for (int i = 0; i < blk.n_iter; i++) {
+        const int st = i % BWD_STAGES, qt = blk.qt_begin + i;
+        const BwdQueryTile qtile = {
+            st, qt, qt * Br, sm.Q + st * QT, sm.dO + st * QT,
+            reinterpret_cast<const float *>(sm.at(sm.lse2 + st * Br * 4)),
+            reinterpret_cast<const float *>(sm.at(sm.Di + st * Br * 4))};
+        mbar_wait(sm.full + 8 * st, (i / BWD_STAGES) & 1);
 
-        /* S^T = K_wg Q^T and dP^T = V_wg dO^T: two groups, m64n64k16, all operands K-major */
-        wgmma_fence();
-        issue_qk<D, Br, Bc>(s, k_wg, q_st);
-        wgmma_commit();
-        issue_qk<D, Br, Bc>(dp, v_wg, do_st);
-        wgmma_commit();
-
-        /* P^T = 2^(S^T c - lse2) while dP^T still runs; s[4j + 2a + b] is key[a], query
-         * q0 + 8j + 2t + b, masked as said at key[]. At D = 128 lse2's first two pairs are read
-         * before the wait, so the first exponents need not wait for shared memory after it (all
-         * eight pairs cost spills; D = 64 has no registers to spare). */
-        float2 l01[2];
-        if (SPLIT_N) {
-            l01[0] = *reinterpret_cast<const float2 *>(L + 2 * t);
-            l01[1] = *reinterpret_cast<const float2 *>(L + 8 + 2 * t);
-        }
-        wgmma_wait<1>();
-        reg_fence(s);
-        const bool mask = MASKED && q0 < mask_below;
-        const int qs0 = q0 + q_shift;
-#pragma unroll
-        for (int j = 0; j < Br / 8; j++) {
-            const float2 l = SPLIT_N && j < 2 ? l01[j & 1]
-                                              : *reinterpret_cast<const float2 *>(L + 8 * j + 2 * t);
-#pragma unroll
-            for (int a = 0; a < 2; a++) {
-                float p0 = ex2_approx(fmaf(s[4 * j + 2 * a], c, -l.x));
-                float p1 = ex2_approx(fmaf(s[4 * j + 2 * a + 1], c, -l.y));
-                if (mask) {
-                    const int qs = qs0 + 8 * j + 2 * t;
-                    p0 = key[a] > qs ? 0.f : p0;
-                    p1 = key[a] > qs + 1 ? 0.f : p1;
-                }
-                s[4 * j + 2 * a] = p0;
-                s[4 * j + 2 * a + 1] = p1;
-            }
-        }
-        /* dS^T = P^T o (dP^T - Di) */
-        wgmma_wait<0>();
-        reg_fence(dp);
-#pragma unroll
-        for (int j = 0; j < Br / 8; j++) {
-            const float2 di = *reinterpret_cast<const float2 *>(Dq + 8 * j + 2 * t);
-#pragma unroll
-            for (int a = 0; a < 2; a++) {
-                dp[4 * j + 2 * a] = s[4 * j + 2 * a] * (dp[4 * j + 2 * a] - di.x);
-                dp[4 * j + 2 * a + 1] = s[4 * j + 2 * a + 1] * (dp[4 * j + 2 * a + 1] - di.y);
-            }
-        }
-#pragma unroll
-        for (int x = 0; x < Br / 4; x++) {
-            pa[x] = pack_bf16(s[2 * x], s[2 * x + 1]);
-            dsa[x] = pack_bf16(dp[2 * x], dp[2 * x + 1]);
-        }
-
-        /* dV += P^T dO, dK += dS^T Q: A from registers, dO and Q as MN-major B (one group; at
-         * D = 128 dK comes after dQ, below) */
-        reg_fence(dv);
-        reg_fence(dk);
-        reg_fence(pa);
-        reg_fence(dsa);
-        wgmma_fence();
-        issue_pv<D, Br>(dv, pa, do_st);
-        if (!SPLIT_N)
-            issue_pv<D, Br>(dk, dsa, q_st);
-        wgmma_commit();
-
-        /* dS^T to shared memory, [key][query] in the 128-byte swizzle: dsa[2j + a] is the pair
-         * (key[a], queries 8j + 2t, +1), 4 bytes at chunk j % 8 of row key[a] - k0 of atom j / 8.
-         * At D = 128 by stmatrix, four 8 x 8 pieces per instruction: dsa[4x .. 4x + 3] are the
-         * pieces (j, a) = (2x, 0), (2x, 1), (2x + 1, 0), (2x + 1, 1), and lane gives the row
-         * lane % 8 of piece lane / 8 (16 bytes, one swizzle chunk). At D = 64 it measured slower
-         * than the plain stores. */
-        const uint32_t ds_buf = sdS + (i % DS_BUFS) * DS;
-        if (SPLIT_N) {
-#pragma unroll
-            for (int x = 0; x < Br / 16; x++) {
-                const int j = 2 * x + lane / 16;
-                const uint32_t r = 64 * wg + 16 * warp + 8 * (lane / 8 % 2) + lane % 8;
-                const uint32_t four[4] = {dsa[4 * x], dsa[4 * x + 1], dsa[4 * x + 2], dsa[4 * x + 3]};
-                stmatrix_x4(ds_buf + j / 8 * DS_ATOM + sw128_offset(r, j % 8), four);
-            }
-        } else {
-#pragma unroll
-            for (int j = 0; j < Br / 8; j++)
-#pragma unroll
-                for (int a = 0; a < 2; a++)
-                    *reinterpret_cast<uint32_t *>(at(ds_buf + j / 8 * DS_ATOM +
-                                                     sw128_offset(key[a] - k0, j % 8) + 4 * t)) =
-                        dsa[2 * j + a];
-        }
-        fence_proxy_async_smem();
-        if (SPLIT_N)
-            named_bar_sync(1, 2 * WG);   /* both halves of dS^T are in */
-        else
-            named_bar_sync(2 + wg, WG);  /* this warpgroup's half is in */
-
-        /* dQ pieces = dS K: A = dS^T as stored (MN-major), B = K as stored (MN-major) */
-#pragma unroll
-        for (int h = 0; h < PIECES; h++)
-            reg_fence(dq[h]);
-        wgmma_fence();
-        if (SPLIT_N) {
-#pragma unroll
-            for (int kk = 0; kk < Bc / 16; kk++) {
-                const uint64_t a = wgmma_desc(ds_buf + kk * 16 * 128, DS_ATOM, 1024);
-                const uint64_t b = wgmma_desc(sK + wg * tile_bytes<64>(Bc) + kk * 16 * 128,
-                                              tile_bytes<64>(Bc), 1024);
-                wgmma_bf16<64>::ss_mn(dq[0], a, b, kk > 0);
-            }
-        } else {
-#pragma unroll
-            for (int h = 0; h < PIECES; h++)   /* query rows 64h.. of the tile */
-#pragma unroll
-                for (int kk = 0; kk < 64 / 16; kk++) {
-                    const uint32_t r = (64 * wg + 16 * kk) * 128;
-                    const uint64_t a = wgmma_desc(ds_buf + h * DS_ATOM + r, DS_ATOM, 1024);
-                    const uint64_t b = wgmma_desc(sK + r, tile_bytes<64>(Bc), 1024);
-                    wgmma_bf16<64>::ss_mn(dq[h], a, b, kk > 0);
-                }
-        }
-        wgmma_commit();
-
-        /* Once dV and dK are done, the stage's Q, dO, lse2 and Di go back to the producer. Every
-         * thread arrives, not one per warp as in the forward: each has read lse2 and Di with plain
-         * loads, and its own arrival (a release) is what orders those reads before the producer's
-         * next bulk copy into the stage. At D = 128 dK is issued last, so that the tensor cores
-         * run it while this warpgroup stages dQ (below); dS^T's registers, which it reads, stay
-         * untouched until it is done. */
-        if (SPLIT_N) {
-            reg_fence(dk);
-            wgmma_fence();
-            issue_pv<D, Br>(dk, dsa, q_st);
-            wgmma_commit();
-            wgmma_wait<1>();   /* dV, dQ */
-            reg_fence(dv);
-        } else {
-            wgmma_wait<1>();   /* dV, dK */
-            reg_fence(dv);
-            reg_fence(dk);
-            mbar_arrive(empty + 8 * st);
-            wgmma_wait<0>();   /* dQ */
-        }
-#pragma unroll
-        for (int h = 0; h < PIECES; h++)
-            reg_fence(dq[h]);
-
-        /* The pieces to this warpgroup's staging in fragment order (float4 x of thread l at
-         * (x * 128 + l) * 16 bytes of its piece: no bank conflicts), then one thread adds them
-         * into dq_acc (consecutive there too) with one bulk reduce-add. The previous add must
-         * have read the staging first. */
-        const uint32_t stage = sdQ + wg * DQ;
-        if (tid % WG == 0)
-            bulk_wait_read<0>();
-        named_bar_sync(2 + wg, WG);
-#pragma unroll
-        for (int h = 0; h < PIECES; h++)
-#pragma unroll
-            for (int x = 0; x < BWD_DQ_FLOATS / WG / 4; x++)
-                *reinterpret_cast<float4 *>(at(stage + h * BWD_DQ_FLOATS * 4 +
-                                               (x * WG + tid % WG) * 16)) =
-                    make_float4(dq[h][4 * x], dq[h][4 * x + 1], dq[h][4 * x + 2], dq[h][4 * x + 3]);
-        fence_proxy_async_smem();
-        named_bar_sync(2 + wg, WG);
-        if (tid % WG == 0) {
-            /* pieces of 64 query rows: SPLIT_N, columns 64wg.. of rows 64m..; else all columns of
-             * rows 128m.. (two pieces, one after the other there too) */
-            const size_t piece = SPLIT_N ? ((size_t)bh * n_qb + m) * 2 + wg
-                                         : (size_t)bh * n_qb + (size_t)m * PIECES;
-            bulk_reduce_add_f32(dq_acc + piece * BWD_DQ_FLOATS, stage, DQ);
-            bulk_commit();
-        }
-        if (SPLIT_N) {
-            wgmma_wait<0>();   /* dK */
-            reg_fence(dk);
-            reg_fence(dsa);
-            mbar_arrive(empty + 8 * st);
-        }
+        cons.mma_s_dp(qtile);
+        cons.p_and_ds(qtile);
+        cons.mma_dv_dk(qtile);
+        const uint32_t ds_buf = sm.dS + (i % DS_BUFS) * DS;
+        cons.store_ds(ds_buf);
+        cons.mma_dq(ds_buf);
+        cons.issue_dk_wait_dq(qtile);
+        cons.add_dq(dq_acc, blk, qtile);
+        cons.wait_dk(qtile);
     }
-    if (tid % WG == 0)
-        bulk_wait<0>();   /* the last adds are done before the block's shared memory goes */
-
-    /* dK = scale dS^T Q, dV: plain stores of the rows that exist */
-    bf16 *dKb = dK + (size_t)bh * Nk * D, *dVb = dV + (size_t)bh * Nk * D;
-#pragma unroll
-    for (int a = 0; a < 2; a++) {
-        if (key[a] >= Nk)
-            continue;
-#pragma unroll
-        for (int j = 0; j < D / 8; j++) {
-            const size_t e = (size_t)key[a] * D + 8 * j + 2 * t;
-            *reinterpret_cast<uint32_t *>(dKb + e) =
-                pack_bf16(dk[4 * j + 2 * a] * scale, dk[4 * j + 2 * a + 1] * scale);
-            *reinterpret_cast<uint32_t *>(dVb + e) =
-                pack_bf16(dv[4 * j + 2 * a], dv[4 * j + 2 * a + 1]);
-        }
-    }
+    cons.store_dk_dv(dK, dV, blk.bh, Nk, scale);
 }
 
-/* dQ = scale dq_acc, to bf16, one block per 64 x 64 piece. dq_acc holds, per (head, block m of
+/* The backward's main kernel, as named stages: the producer's load (bwd_load), then per query
+ * tile S^T and dP^T (mma_s_dp), P^T and dS^T (p_and_ds), dV and dK (mma_dv_dk, issue_dk_wait_dq,
+ * wait_dk), the dS^T store (store_ds), dQ (mma_dq, add_dq), and the epilogue (store_dk_dv).
+ * grid: ceil(Nk / 128) * B*H blocks, one per (key tile, head), in the order bwd_block says.
+ * block: consumer warpgroups 0, 1 (keys 0-63, 64-127 of the tile) + the producer warpgroup 2.
+ * Q, dO: tensor maps with Br-row boxes; K, V: 128-row boxes.
+ * lse2, Di: [B*H, Nq_pad] fp32; dq_acc: per (head, query tile) D/64 pieces of 64 x 64 fp32 in
+ * fragment order (add_dq). dK, dV: [B, H, Nk, D] bf16. */
+template <int D, bool MASKED>
+__global__ void __launch_bounds__(3 * WG, 1)
+bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+         const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
+         const float *__restrict__ lse2, const float *__restrict__ Di, float *__restrict__ dq_acc,
+         bf16 *__restrict__ dK, bf16 *__restrict__ dV, int bh_count, int Nq, int Nk, float c,
+         float scale, int causal, int hps)
+{
+    using Smem = BwdSmem<D>;
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t base = smem_u32(smem_raw);
+    const uint32_t sK = (base + 1023u) & ~1023u;
+    const BwdShared sm = {smem_raw,          base,          sK,            sK + Smem::V,
+                          sK + Smem::Q,      sK + Smem::dO, sK + Smem::dS, sK + Smem::dQ,
+                          sK + Smem::lse2,   sK + Smem::Di, sK + Smem::bar_kv,
+                          sK + Smem::full,   sK + Smem::empty};
+
+    const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
+    const BwdThread th = {tid, wg, warp, lane, lane / 4, lane % 4};
+    const BwdBlock blk = bwd_block<D>(bh_count, Nq, Nk, causal, hps);
+
+    if (tid == 0) {
+        mbar_init(sm.bar_kv, 1);
+        for (int i = 0; i < BWD_STAGES; i++) {
+            mbar_init(sm.full + 8 * i, 1);
+            mbar_init(sm.empty + 8 * i, 2 * WG);   /* every consumer thread releases the stage */
+        }
+        mbar_fence_init();
+    }
+    __syncthreads();
+
+    if (wg == 2) {
+        /* ------------------------------------------------------------------ the producer */
+        setmaxnreg_dec<BWD_PRODUCER_REGS>();
+        if (tid % WG == 0 && blk.n_iter > 0)
+            bwd_load<D>(sm, blk, &tmQ, &tmK, &tmV, &tmdO, lse2, Di);
+        return;
+    }
+
+    /* -------------------------------------------------------------------------- consumers */
+    setmaxnreg_inc<BWD_CONSUMER_REGS>();
+    bwd_consumer<D, MASKED>(sm, th, blk, dq_acc, dK, dV, Nk, c, scale, causal);
+}
+
+/* dQ = scale dq_acc, to bf16, one block per 64 x 64 piece. dq_acc holds, per (head, block qb of
  * 64 query rows, piece of 64 columns), the 64 x 64 floats in the order bwd_main staged them:
  * float4 x of consumer thread l (warp w = l / 32, g = l % 32 / 4, t = l % 4) is rows
- * 64m + 16w + g (+ 8), columns 8x + 2t, +1. The piece goes through shared memory to come out
+ * 64qb + 16w + g (+ 8), columns 8x + 2t, +1. The piece goes through shared memory to come out
  * as whole rows: 16-byte stores, 128 bytes per row. */
 __global__ void __launch_bounds__(256)
 bwd_convert_dq(const float *__restrict__ acc, bf16 *__restrict__ dq, int n_qb, int Nq, int D,
@@ -981,19 +1183,19 @@ bwd_convert_dq(const float *__restrict__ acc, bf16 *__restrict__ dq, int n_qb, i
         *reinterpret_cast<float2 *>(&tile[(row + 8) * LD + col]) = make_float2(v.z, v.w);
     }
     __syncthreads();
-    const int m = (int)(t64 % n_qb);
+    const int qb = (int)(t64 % n_qb);
     bf16 *out = dq + t64 / n_qb * Nq * D + (piece % (D / 64)) * 64;
 #pragma unroll
     for (int k = 0; k < 2; k++) {   /* 64 rows x 8 chunks of 8 columns */
-        const int c = k * 256 + threadIdx.x, row = c / 8, col = 8 * (c % 8);
-        if (m * 64 + row >= Nq)
+        const int chunk = k * 256 + threadIdx.x, row = chunk / 8, col = 8 * (chunk % 8);
+        if (qb * 64 + row >= Nq)
             continue;
         const float *r = &tile[row * LD + col];
         const uint4 v = make_uint4(pack_bf16(r[0] * scale, r[1] * scale),
                                    pack_bf16(r[2] * scale, r[3] * scale),
                                    pack_bf16(r[4] * scale, r[5] * scale),
                                    pack_bf16(r[6] * scale, r[7] * scale));
-        *reinterpret_cast<uint4 *>(out + (size_t)(m * 64 + row) * D + col) = v;
+        *reinterpret_cast<uint4 *>(out + (size_t)(qb * 64 + row) * D + col) = v;
     }
 }
 
@@ -1074,10 +1276,10 @@ static size_t sk_bytes(long long blocks, int d)
 
 static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
-/* The backward's query rows, padded to whole tiles of bwd_br<D>() per head. */
+/* The backward's query rows, padded to whole tiles of BwdTiles<D>::Br per head. */
 static size_t bwd_rows(const attn_problem *p)
 {
-    const int br = p->head_dim == 64 ? bwd_br<64>() : bwd_br<128>();
+    const int br = p->head_dim == 64 ? BwdTiles<64>::Br : BwdTiles<128>::Br;
     return (size_t)p->batch * p->heads * ((p->seq_q + br - 1) / br) * br;
 }
 
@@ -1251,7 +1453,7 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
         return ATTN_ERR_CUDA;
     const int bh = p->batch * p->heads;
     CUtensorMap tmQ, tmK, tmV, tmdO;
-    constexpr int Br = bwd_br<D>();
+    constexpr int Br = BwdTiles<D>::Br;
     if (make_map(encode, &tmQ, q, bh, p->seq_q, D, Br) != ATTN_OK ||
         make_map(encode, &tmK, k, bh, p->seq_k, D, BWD_BC) != ATTN_OK ||
         make_map(encode, &tmV, v, bh, p->seq_k, D, BWD_BC) != ATTN_OK ||
@@ -1281,7 +1483,7 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
         return ATTN_ERR_CUDA;
     kernel<<<(unsigned)((size_t)n_kt * bh), 3 * WG, smem, stream>>>(
         tmQ, tmK, tmV, tmdO, lse2, Di, dq_acc, (bf16 *)dk, (bf16 *)dv, bh, p->seq_q, p->seq_k,
-        p->scale * 1.4426950408889634f, p->scale, p->causal, hps);
+        p->scale * LOG2E, p->scale, p->causal, hps);
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
     /* 3. dQ = scale dq_acc, to bf16 */
