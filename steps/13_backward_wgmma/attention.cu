@@ -52,21 +52,23 @@ typedef __nv_bfloat16 bf16;
 
 /* Tiles per head dim: NWG consumer warpgroups of 64 query rows each (Br = 64 * NWG). Bc keys per
  * tile when causal; when not, Bc_full, or at D = 128 Bc_alt where the problem's Nk fits it better
- * (use_bc_alt). Register reallocation: the block starts with 65536 / (128 (NWG + 1)) registers per
- * thread (168 for 384 threads, 128 for 512); the producer warpgroup drops to PRODUCER_REGS and the
- * consumers rise to CONSUMER_REGS, within 65536 in all. D = 64: three consumers, 192-row tiles,
- * 24*128 + 3*160*128 = 64512 (FlashAttention-3 and -4 give the producer 32: 0.7-2.3 % slower
- * here), so at most 128 keys per tile (S, P and O in 160 registers). D = 128: two,
- * 24*128 + 2*240*128 = 64512 (FlashAttention-3's D = 128 split). */
+ * (use_bc_alt). D = 64 where 192-row tiles are too few to fill the GPU twice (few_tiles): step
+ * 11's, two warpgroups and Bc_few_full keys when not causal. */
 template <int D> struct Tiles;
 template <> struct Tiles<64> {
-    static constexpr int NWG = 3, Bc = 128, Bc_full = 128;
-    static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 160;
+    static constexpr int NWG = 3, Bc = 128, Bc_full = 128, NWG_few = 2, Bc_few_full = 192;
 };
 template <> struct Tiles<128> {
     static constexpr int NWG = 2, Bc = 128, Bc_full = 176, Bc_alt = 160;
-    static constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240;
 };
+/* Register reallocation: the block starts with 65536 / (128 (NWG + 1)) registers per thread (168
+ * for 384 threads, 128 for 512); the producer warpgroup drops to PRODUCER_REGS and the consumers
+ * rise to consumer_regs(NWG), within 65536 in all. Two consumers: 24*128 + 2*240*128 = 64512
+ * (FlashAttention-3's D = 128 split). Three: 24*128 + 3*160*128 = 64512 (FlashAttention-3 and -4
+ * give the producer 32: 0.7-2.3 % slower here), so at most 128 keys per tile at D = 64 (S, P and
+ * O in 160 registers). */
+constexpr int PRODUCER_REGS = 24;
+__host__ __device__ constexpr int consumer_regs(int nwg) { return nwg == 3 ? 160 : 240; }
 
 constexpr int WG = 128;   /* threads per warpgroup */
 constexpr int STAGES = 2; /* K/V ring depth (FA3: 2): stage j % STAGES holds K_j and V_j */
@@ -323,7 +325,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
 
     if (wg == NWG) {
         /* ------------------------------------------------------------------ the producer */
-        setmaxnreg_dec<Tiles<D>::PRODUCER_REGS>();   /* all 4 warps: warpgroup-wide */
+        setmaxnreg_dec<PRODUCER_REGS>();   /* all 4 warps: the instruction is warpgroup-wide */
         if (tid % WG == 0) {   /* one thread issues every copy */
             tma_prefetch_map(&tmQ);
             tma_prefetch_map(&tmK);
@@ -345,7 +347,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     }
 
     /* -------------------------------------------------------------------------- consumers */
-    setmaxnreg_inc<Tiles<D>::CONSUMER_REGS>();   /* waits for the producer's registers */
+    setmaxnreg_inc<consumer_regs(NWG)>();   /* waits until the producer's registers are back */
     const uint32_t q_wg = sQ + 64 * 128 * wg;   /* this warpgroup's 64 rows in each Q atom */
 
     float o[D / 2];        /* O accumulator, 64 x D per warpgroup (layout: mma_sm90.cuh) */
@@ -577,18 +579,22 @@ constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LO
  *   DK_AFTER_DQ    a tile issues its products in the order S^T, dP^T, dV, dQ, dK
  *                  (FlashAttention-3's): dQ's staging then runs while the tensor cores do dK.
  *                  If not, dV and dK go out together, before dQ
- *   LSE2_EARLY     lse2's first two pairs are read before the wait for S^T */
+ *   LSE2_EARLY     lse2's first two pairs are read before the wait for S^T
+ *   UNMASKED       a problem with no masked pair (not causal, Nk a multiple of 128) runs
+ *                  bwd_main<D, false>, compiled without the mask. At D = 64 that is 3-5 % faster
+ *                  than the masked kernel; at D = 128 ptxas spills one value more in its loop,
+ *                  0.8 % slower, so D = 128 runs the masked kernel always */
 template <int D> struct BwdTiles;
 template <> struct BwdTiles<128> {
     static constexpr int Br = 64;   /* registers: dK and dV take 128 per thread */
     static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, DK_AFTER_DQ = true;
-    static constexpr bool LSE2_EARLY = true;
+    static constexpr bool LSE2_EARLY = true, UNMASKED = false;
 };
 template <> struct BwdTiles<64> {
     static constexpr int Br = 128;   /* twice the products per tile for the same bookkeeping */
     /* stmatrix, and dK after dQ, measured slower here; no registers to spare for lse2 */
     static constexpr bool DQ_BY_COLUMNS = false, DS_STMATRIX = false, DK_AFTER_DQ = false;
-    static constexpr bool LSE2_EARLY = false;
+    static constexpr bool LSE2_EARLY = false, UNMASKED = true;
 };
 
 /* bwd_main's named barriers (0 is __syncthreads), both between consumer threads only */
@@ -1064,8 +1070,8 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
      * nothing, whatever the row's lse. Not causal, the queries move LATER = 2^29 on, after every
      * real key and before every moved one. Only the tiles with a masked pair run the mask
      * (q0 < mask_below): causal ones with a key after one of their queries, and the last key
-     * tile when it has keys past Nk; a problem with neither runs bwd_main<D, false>, compiled
-     * without the mask (the launch picks it). A separate mask value per key (the key, or
+     * tile when it has keys past Nk; at D = 64 a problem with neither runs bwd_main<D, false>,
+     * compiled without the mask (BwdTiles::UNMASKED). A separate mask value per key (the key, or
      * "never", or "always") costs a register, and at D = 128 that register spills. The key
      * itself stays a row index everywhere below: a moved key's row, key - k0 + 2^30, gives the
      * right uint32 swizzle offset (2^30 rows x 128 bytes is a multiple of 2^32; a static_assert
@@ -1244,9 +1250,8 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
         *why = "scale must be > 0 (the running max is taken on raw scores, as in FA2)";
         return ATTN_ERR_UNSUPPORTED;
     }
-    const int Br = 64 * (p->head_dim == 64 ? Tiles<64>::NWG : Tiles<128>::NWG);
-    if ((size_t)p->batch * p->heads * ((p->seq_q + Br - 1) / Br) > 2147483647u) {
-        *why = "B*H*ceil(Nq/Br) above 2^31-1 work tiles (the grid limit; Br = 192 at D = 64, 128 at 128)";
+    if ((size_t)p->batch * p->heads * ((p->seq_q + 127) / 128) > 2147483647u) {
+        *why = "B*H*ceil(Nq/128) above 2^31-1 work tiles (the grid limit)";
         return ATTN_ERR_UNSUPPORTED;
     }
     *why = NULL;
@@ -1317,11 +1322,11 @@ static attn_status make_map(PFN_cuTensorMapEncodeTiled_v12000 encode, CUtensorMa
     return r == CUDA_SUCCESS ? ATTN_OK : ATTN_ERR_CUDA;
 }
 
-template <int D, int Bc, bool SPLIT>
+template <int D, int NWG, int Bc, bool SPLIT>
 static attn_status launch(const attn_problem *p, const void *q, const void *k, const void *v,
                           void *o, float *lse, void *ws, cudaStream_t stream)
 {
-    constexpr int NWG = Tiles<D>::NWG, Br = 64 * NWG;
+    constexpr int Br = 64 * NWG;
     /* The driver's encoder, reached through the runtime (no -lcuda), kept once found */
     const auto encode = (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn(
         &encode_cache, "cuTensorMapEncodeTiled", 12000);
@@ -1400,6 +1405,19 @@ static bool use_bc_alt(int nk)
     return (nk + a - 1) / a * (a + BC_TILE_COST) < (nk + f - 1) / f * (f + BC_TILE_COST);
 }
 
+/* D = 64: 192-row tiles pay where the grid runs at least two rounds of them. With fewer, the
+ * last round leaves SMs idle for a whole tile of 192 rows: N = 1024, B*H = 32 is 192 tiles on
+ * 132 SMs, 1.45 rounds, and 256 tiles of 128 rows (1.94 rounds) finish sooner. */
+static attn_status few_tiles(const attn_problem *p, bool *few)
+{
+    int dev, sms;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return ATTN_ERR_CUDA;
+    *few = (long long)p->batch * p->heads * ((p->seq_q + 191) / 192) < 2ll * sms;
+    return ATTN_OK;
+}
+
 static attn_status forward(const attn_problem *p, const void *q, const void *k, const void *v,
                            void *o, float *lse, void *workspace, cudaStream_t stream)
 {
@@ -1408,15 +1426,26 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
         return s;
     if (step_device_cc() != 90)   /* TMA maps, wgmma, setmaxnreg: sm_90a only; never launch */
         return ATTN_ERR_UNSUPPORTED;   /* elsewhere, and never touch the driver API there */
-    if (p->head_dim == 64)
+    if (p->head_dim == 64) {
+        using T = Tiles<64>;
+        bool few;
+        if ((s = few_tiles(p, &few)) != ATTN_OK)
+            return s;
+        if (few)
+            return p->causal
+                       ? launch<64, T::NWG_few, T::Bc, false>(p, q, k, v, o, lse, workspace, stream)
+                       : launch<64, T::NWG_few, T::Bc_few_full, false>(p, q, k, v, o, lse,
+                                                                        workspace, stream);
         return p->causal
-                   ? launch<64, Tiles<64>::Bc, false>(p, q, k, v, o, lse, workspace, stream)
-                   : launch<64, Tiles<64>::Bc_full, false>(p, q, k, v, o, lse, workspace, stream);
+                   ? launch<64, T::NWG, T::Bc, false>(p, q, k, v, o, lse, workspace, stream)
+                   : launch<64, T::NWG, T::Bc_full, false>(p, q, k, v, o, lse, workspace, stream);
+    }
+    using T = Tiles<128>;
     if (p->causal)
-        return launch<128, Tiles<128>::Bc, false>(p, q, k, v, o, lse, workspace, stream);
+        return launch<128, T::NWG, T::Bc, false>(p, q, k, v, o, lse, workspace, stream);
     return use_bc_alt(p->seq_k)
-               ? launch<128, Tiles<128>::Bc_alt, true>(p, q, k, v, o, lse, workspace, stream)
-               : launch<128, Tiles<128>::Bc_full, true>(p, q, k, v, o, lse, workspace, stream);
+               ? launch<128, T::NWG, T::Bc_alt, true>(p, q, k, v, o, lse, workspace, stream)
+               : launch<128, T::NWG, T::Bc_full, true>(p, q, k, v, o, lse, workspace, stream);
 }
 
 /* Causal: how many heads a section of blocks takes. Key tile 0 of every head first is the order
@@ -1475,9 +1504,11 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     int hps = bh;
     if (p->causal && bwd_heads_per_section(&hps, bh, n_kt, n_mt, Br) != ATTN_OK)
         return ATTN_ERR_CUDA;
-    /* a problem with no masked pair (not causal, Nk a multiple of 128) runs the kernel compiled
-     * without the mask: compiled in, even never taken, it costs registers (bwd_main, key[]) */
-    auto kernel = p->causal || p->seq_k % BWD_BC ? bwd_main<D, true> : bwd_main<D, false>;
+    /* the kernel compiled without the mask where no pair is masked (BwdTiles::UNMASKED) */
+    auto kernel = bwd_main<D, true>;
+    if constexpr (BwdTiles<D>::UNMASKED)
+        if (!p->causal && p->seq_k % BWD_BC == 0)
+            kernel = bwd_main<D, false>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
         cudaSuccess)
         return ATTN_ERR_CUDA;
