@@ -336,8 +336,8 @@ def choose_backward(q, k, v, causal=False, scale=None, step=None, deterministic=
     deterministic=...) when backward_step=None: the forward step's own backward if it has one that
     supports the problem, else the highest-numbered built step with a backward that fits this GPU
     and supports it (step 13 on Hopper, step 06 elsewhere; step 00 only when no other can, or when
-    deterministic, since 06 and 13 add dQ in whatever order their blocks run; see the module's
-    doc)."""
+    deterministic off Hopper, since step 06 adds dQ in whatever order its blocks run; see the
+    module's doc)."""
     _need_torch()
     q4, k4, _, _ = _as_4d(q, k, v)
     p = _problem(q4, k4, causal, scale, deterministic)
@@ -554,8 +554,9 @@ def attention(q, k, v, causal=False, scale=None, step=None, return_lse=False, ba
     own if it has one for the problem, else the fastest built backward that supports it (step 13
     on Hopper, 06 elsewhere; step 00's materialized backward only when no other can);
     backward_step=N picks one. deterministic=True asks for a backward whose dQ, dK and dV are the
-    same bits on every call with the same inputs: a step whose backward cannot refuses it (06 and
-    13 add dQ in whatever order their blocks run), so today that is step 00's, where it fits.
+    same bits on every call with the same inputs: a step whose backward cannot refuses it (06
+    adds dQ in whatever order its blocks run), so that is step 13's on Hopper (its dQ adds take
+    turns in key order), step 00's elsewhere, where it fits.
     Returns O, or (O, lse) with return_lse=True, lse float32 (B, H, Nq) ((B, Nq) for 3-D inputs,
     natural log)."""
     _need_torch()

@@ -34,7 +34,8 @@
  *
  * Limits: backward bf16 only; D = 64 or 128; any Nq, Nk >= 1; causal top-left; dQ is added in
  * whatever order the blocks finish, so it is not bitwise repeatable (dK, dV are: one block owns
- * each). Hopper only. One block of 384 threads per SM; shared memory 194 KB (D = 128) / 195 KB
+ * each), unless the problem asks for a deterministic backward: then the adds take turns in key
+ * order (det_wait_turn). Hopper only. One block of 384 threads per SM; shared memory 194 KB (D = 128) / 195 KB
  * (D = 64). Workspace: (padded Nq) x (D + 2) x 4 bytes per head (65 MB at 4,8,4096,4096,128).
  *
  * Run:  build/attn run --step 13 --shape 4,8,4096,4096,128 --backward   (needs an H100 / H200)
@@ -796,6 +797,27 @@ __device__ __forceinline__ void bwd_load(const BwdShared &sm, const BwdBlock &bl
     }
 }
 
+/* The deterministic backward's turns (DET): query tile qt of head bh takes the dQ adds of its key
+ * tiles in the order kt = 0, 1, ... and, in a key tile, warpgroup 0 then 1: add n waits until the
+ * tile's counter reads n (an acquire), and, once its bulk add is complete, counts it (a release).
+ * The adds are fp32, so their order is the result's last bits; fixed, dQ is bitwise repeatable.
+ * A block waits only on blocks of lower index (bwd_block orders key tiles so), which the GPU has
+ * started before it. The bulk add reads and writes global memory through the async proxy, so a
+ * proxy fence stands between it and the counter's generic accesses on both sides. */
+__device__ __forceinline__ void det_wait_turn(const int *counter, int turn)
+{
+    int seen;
+    do
+        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+    while (seen != turn);
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+__device__ __forceinline__ void det_pass_turn(int *counter)
+{
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+    asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(counter) : "memory");
+}
+
 /* One query tile of the walk: qt (rows q0 = qt Br ..) in the ring's stage st, which holds its Q
  * and dO (shared addresses) and its lse2 and Di (pointers, for plain loads). */
 struct BwdQueryTile {
@@ -809,7 +831,7 @@ struct BwdQueryTile {
  * work on the registers bwd_consumer declares, held here by reference (force-inlined, they stay
  * registers): s[4j + 2a + b] is key[a], query q0 + 8j + 2t + b, and so is dp; pa[2j + a] and
  * dsa[2j + a] are their bf16 pairs (layout: mma_sm90.cuh). */
-template <int D, bool MASKED> struct BwdConsumer {
+template <int D, bool MASKED, bool DET> struct BwdConsumer {
     using Tiles = BwdTiles<D>;
     static constexpr int Bc = BWD_BC, Br = Tiles::Br, PIECES = BwdSmem<D>::PIECES;
     static constexpr uint32_t DS_ATOM = BwdSmem<D>::DS_ATOM, DQ = BwdSmem<D>::DQ;
@@ -989,7 +1011,7 @@ template <int D, bool MASKED> struct BwdConsumer {
      * (x * 128 + l) * 16 bytes of its piece: no bank conflicts), then one thread adds them
      * into dq_acc (consecutive there too) with one bulk reduce-add. The previous add must
      * have read the staging first. */
-    __device__ __forceinline__ void add_dq(float *dq_acc, const BwdBlock &blk,
+    __device__ __forceinline__ void add_dq(float *dq_acc, int *dq_turns, const BwdBlock &blk,
                                            const BwdQueryTile &qtile)
     {
         const int tid = th.tid, wg = th.wg;
@@ -1012,8 +1034,15 @@ template <int D, bool MASKED> struct BwdConsumer {
             const size_t piece = Tiles::DQ_BY_COLUMNS
                                      ? ((size_t)blk.bh * blk.n_qb + qtile.qt) * 2 + wg
                                      : (size_t)blk.bh * blk.n_qb + (size_t)qtile.qt * PIECES;
+            int *turns = DET ? dq_turns + (size_t)blk.bh * blk.n_qt + qtile.qt : nullptr;
+            if (DET)
+                det_wait_turn(turns, 2 * (k0 / Bc) + wg);
             bulk_reduce_add_f32(dq_acc + piece * BWD_DQ_FLOATS, stage, DQ);
             bulk_commit();
+            if (DET) {
+                bulk_wait<0>();   /* the add is done in global memory, not only read */
+                det_pass_turn(turns);
+            }
         }
     }
 
@@ -1053,10 +1082,11 @@ template <int D, bool MASKED> struct BwdConsumer {
 
 /* A consumer warpgroup: its 64 keys' dK and dV over the block's query tiles, stage by stage
  * (BwdConsumer), and dQ's share added per tile. */
-template <int D, bool MASKED>
+template <int D, bool MASKED, bool DET>
 __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThread &th,
-                                             const BwdBlock &blk, float *dq_acc, bf16 *dK,
-                                             bf16 *dV, int Nk, float c, float scale, int causal)
+                                             const BwdBlock &blk, float *dq_acc, int *dq_turns,
+                                             bf16 *dK, bf16 *dV, int Nk, float c, float scale,
+                                             int causal)
 {
     constexpr int Br = BwdTiles<D>::Br, PIECES = BwdSmem<D>::PIECES;
     constexpr uint32_t QT = BwdSmem<D>::QT, DS = BwdSmem<D>::DS, DS_BUFS = BwdSmem<D>::DS_BUFS;
@@ -1091,7 +1121,7 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
         dv[i] = dk[i] = 0.f;
     if (blk.n_iter > 0)
         mbar_wait(sm.bar_kv, 0);
-    BwdConsumer<D, MASKED> cons = {sm, th, blk.k0, c, key, q_shift, mask_below, k_wg, v_wg,
+    BwdConsumer<D, MASKED, DET> cons = {sm, th, blk.k0, c, key, q_shift, mask_below, k_wg, v_wg,
                                    dv, dk, s, dp, pa, dsa, dq, lse2_01};
 
     for (int i = 0; i < blk.n_iter; i++) {
@@ -1109,7 +1139,7 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
         cons.store_ds(ds_buf);
         cons.mma_dq(ds_buf);
         cons.issue_dk_wait_dq(qtile);
-        cons.add_dq(dq_acc, blk, qtile);
+        cons.add_dq(dq_acc, dq_turns, blk, qtile);
         cons.wait_dk(qtile);
     }
     cons.store_dk_dv(dK, dV, blk.bh, Nk, scale);
@@ -1123,12 +1153,12 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
  * Q, dO: tensor maps with Br-row boxes; K, V: 128-row boxes.
  * lse2, Di: [B*H, Nq_pad] fp32; dq_acc: per (head, query tile) D/64 pieces of 64 x 64 fp32 in
  * fragment order (add_dq). dK, dV: [B, H, Nk, D] bf16. */
-template <int D, bool MASKED>
+template <int D, bool MASKED, bool DET>
 __global__ void __launch_bounds__(3 * WG, 1)
 bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
          const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
          const float *__restrict__ lse2, const float *__restrict__ Di, float *__restrict__ dq_acc,
-         bf16 *__restrict__ dK, bf16 *__restrict__ dV, int bh_count, int Nq, int Nk, float c,
+         int *__restrict__ dq_turns, bf16 *__restrict__ dK, bf16 *__restrict__ dV, int bh_count, int Nq, int Nk, float c,
          float scale, int causal, int hps)
 {
     using Smem = BwdSmem<D>;
@@ -1164,7 +1194,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
 
     /* -------------------------------------------------------------------------- consumers */
     setmaxnreg_inc<BWD_CONSUMER_REGS>();
-    bwd_consumer<D, MASKED>(sm, th, blk, dq_acc, dK, dV, Nk, c, scale, causal);
+    bwd_consumer<D, MASKED, DET>(sm, th, blk, dq_acc, dq_turns, dK, dV, Nk, c, scale, causal);
 }
 
 /* dQ = scale dq_acc, to bf16, one block per 64 x 64 piece. dq_acc holds, per (head, block qb of
@@ -1213,11 +1243,6 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
     if (s != ATTN_OK)
         return s;
     if (backward) {
-        if (p->deterministic) {
-            *why = "no deterministic backward: dQ is added by fp32 bulk reduce-adds, in whatever "
-                   "order the blocks finish (dK and dV are repeatable)";
-            return ATTN_ERR_UNSUPPORTED;
-        }
         if (p->dtype != ATTN_BF16) {
             *why = "the backward takes bf16 only (wgmma takes 16-bit operands)";
             return ATTN_ERR_UNSUPPORTED;
@@ -1289,11 +1314,13 @@ static size_t bwd_rows(const attn_problem *p)
 }
 
 /* Forward: stream-K's partials (below). Backward: the fp32 dQ accumulator (padded rows x D), then
- * lse2 and Di (padded rows each). */
+ * lse2 and Di (padded rows each), then, deterministic, a turn counter per query tile. */
 static size_t workspace_bytes(const attn_problem *p, int backward)
 {
+    const int br = p->head_dim == 64 ? BwdTiles<64>::Br : BwdTiles<128>::Br;
     if (backward)
-        return align256(bwd_rows(p) * p->head_dim * 4) + 2 * align256(bwd_rows(p) * 4);
+        return align256(bwd_rows(p) * p->head_dim * 4) + 2 * align256(bwd_rows(p) * 4) +
+               (p->deterministic ? align256(bwd_rows(p) / br * 4) : 0);
     if (!streamk(p))
         return 0;
     const long long n_work = (long long)p->batch * p->heads * ((p->seq_q + 127) / 128);
@@ -1493,8 +1520,11 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     float *dq_acc = (float *)workspace;
     float *lse2 = (float *)((char *)workspace + align256(rows * D * 4));
     float *Di = (float *)((char *)lse2 + align256(rows * 4));
+    int *dq_turns = p->deterministic ? (int *)((char *)Di + align256(rows * 4)) : nullptr;
 
-    /* 1. Di, lse2, dq_acc = 0 */
+    /* 1. Di, lse2, dq_acc = 0; deterministic, every query tile's turn 0 */
+    if (dq_turns && cudaMemsetAsync(dq_turns, 0, rows / Br * 4, stream) != cudaSuccess)
+        return ATTN_ERR_CUDA;
     bwd_preprocess<D><<<(unsigned)((rows * (D / 8) + 255) / 256), 256, 0, stream>>>(
         (const bf16 *)d_o, (const bf16 *)o, lse, lse2, Di, dq_acc, rows, p->seq_q, n_mt * Br);
     if (cudaGetLastError() != cudaSuccess)
@@ -1504,16 +1534,18 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     int hps = bh;
     if (p->causal && bwd_heads_per_section(&hps, bh, n_kt, n_mt, Br) != ATTN_OK)
         return ATTN_ERR_CUDA;
-    /* the kernel compiled without the mask where no pair is masked (BwdTiles::UNMASKED) */
-    auto kernel = bwd_main<D, true>;
+    /* the kernel compiled without the mask where no pair is masked (BwdTiles::UNMASKED); the
+     * deterministic one, with dQ's adds in turns (DET), masked always */
+    auto kernel = p->deterministic ? bwd_main<D, true, true> : bwd_main<D, true, false>;
     if constexpr (BwdTiles<D>::UNMASKED)
-        if (!p->causal && p->seq_k % BWD_BC == 0)
-            kernel = bwd_main<D, false>;
+        if (!p->causal && p->seq_k % BWD_BC == 0 && !p->deterministic)
+            kernel = bwd_main<D, false, false>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
         cudaSuccess)
         return ATTN_ERR_CUDA;
     kernel<<<(unsigned)((size_t)n_kt * bh), 3 * WG, smem, stream>>>(
-        tmQ, tmK, tmV, tmdO, lse2, Di, dq_acc, (bf16 *)dk, (bf16 *)dv, bh, p->seq_q, p->seq_k,
+        tmQ, tmK, tmV, tmdO, lse2, Di, dq_acc, dq_turns, (bf16 *)dk, (bf16 *)dv, bh, p->seq_q,
+        p->seq_k,
         p->scale * LOG2E, p->scale, p->causal, hps);
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;

@@ -4,7 +4,8 @@
  * round, the variants take turns launch by launch (--reps each, L2 flushed before each launch),
  * so a drift of the GPU's clock under sustained load moves all variants alike; each row is one
  * variant's median of one round.
- *   ab [--backward] [--rounds R] [--reps N] --shape B,H,Nq,Nk,D[,c] ... A.so B.so ...
+ *   ab [--backward] [--rounds R] [--reps N] --shape B,H,Nq,Nk,D[,c] ... A.so B.so[:det] ...
+ * A variant named X.so:det runs X.so with the problem's deterministic = 1.
  * Prints CSV: variant,pass,shape,causal,round,ms_median,ms_min,tflops.
  * Build: gcc -O2 -std=c11 -D_GNU_SOURCE -Icommon -I$CUDA/include -o build/ab
  *        bench/experiments/tools/ab.c build/libharness.a -L$CUDA/lib64 -lcudart -ldl -lm */
@@ -36,6 +37,7 @@ int main(int argc, char **argv)
     attn_problem shapes[32];
     const attn_step *var[16];
     const char *vname[16];
+    int vdet[16] = {0};
     char err[256];
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--backward"))
@@ -58,7 +60,14 @@ int main(int argc, char **argv)
             shapes[nshape].dtype = ATTN_BF16;
             shapes[nshape++].causal = causal;
         } else if (nvar < 16) {
-            void *h = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL);
+            char path[512];
+            snprintf(path, sizeof path, "%s", argv[i]);
+            char *colon = strstr(path, ".so:det");
+            if (colon && colon[7] == 0) {
+                colon[3] = 0;
+                vdet[nvar] = 1;
+            }
+            void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
             const attn_step *s = h ? dlsym(h, "attn_step_info") : NULL;
             if (!s) {
                 fprintf(stderr, "ab: cannot load %s: %s\n", argv[i], dlerror());
@@ -77,17 +86,20 @@ int main(int argc, char **argv)
     printf("variant,pass,shape,causal,round,ms_median,ms_min,tflops\n");
     for (int si = 0; si < nshape; si++) {
         const attn_problem *p = &shapes[si];
+        attn_problem pdet = *p;
+        pdet.deterministic = 1;
         host_inputs in;
         if (!inputs_make_fast(&in, p, 1234 + si))
             return 1;
         size_t ws = 0;
         for (int v = 0; v < nvar; v++) {
             const char *why;
-            if (var[v]->supports(p, bwd, &why) != ATTN_OK) {
+            const attn_problem *pv = vdet[v] ? &pdet : p;
+            if (var[v]->supports(pv, bwd, &why) != ATTN_OK) {
                 fprintf(stderr, "ab: %s does not take shape %d: %s\n", vname[v], si, why);
                 return 2;
             }
-            size_t w = var[v]->workspace_bytes(p, bwd), w0 = var[v]->workspace_bytes(p, 0);
+            size_t w = var[v]->workspace_bytes(pv, bwd), w0 = var[v]->workspace_bytes(pv, 0);
             ws = w > ws ? w : ws;
             ws = w0 > ws ? w0 : ws;
         }
@@ -105,6 +117,7 @@ int main(int argc, char **argv)
              cuda_ok(cudaStreamSynchronize(stream), "forward");
         for (int v = 0; v < nvar && ok; v++) {   /* warm-up */
             c.s = var[v];
+            c.p = vdet[v] ? &pdet : p;
             ok = launch(&c, stream) == ATTN_OK && cuda_ok(cudaStreamSynchronize(stream), "warm-up");
         }
         char shape[64];
@@ -117,6 +130,7 @@ int main(int argc, char **argv)
             for (int i = 0; i < reps && ok; i++)
                 for (int v = 0; v < nvar && ok; v++) {
                     c.s = var[v];
+                    c.p = vdet[v] ? &pdet : p;
                     ok = timer_run(&t, launch, &c, 1, &tm[v]) == ATTN_OK;
                     ms[v * reps + i] = tm[v].median_ms;
                 }
