@@ -509,7 +509,7 @@ static int cmd_run(int argc, char **argv)
         printf("check      vs %s:", cs.gpu_reference ? "step 00 in fp32 on the GPU"
                                                      : "the fp64 CPU reference");
         for (int t = 0; t < r.n; t++)
-            printf(" %s rel-L2 %.2e (bound %.0e, worst block %.2e, bound %.0e)", r.t[t].name,
+            printf(" %s rel-L2 %.2e (bound %.3g, worst block %.2e, bound %.3g)", r.t[t].name,
                    r.t[t].err.rel_l2, r.t[t].bound, r.t[t].err.block_rel_l2, r.t[t].block_bound);
         printf(" -> %s%s%s\n", verdict_name(r.v), r.why ? ": " : "", r.why ? r.why : "");
         if (r.v == V_FAIL) {
@@ -547,8 +547,8 @@ static int cmd_run(int argc, char **argv)
         if (!ref.count && !backward)
             printf(", its reference computed in %.1f s", sample.seconds);
         if (!isnan(m.diff.err))
-            printf(": worst %s rel-L2 %.2e (bound %.0e), worst block (b %d, h %d, tile %d) %.2e "
-                   "(bound %.0e)", m.diff.tensor, m.diff.err, m.diff.bound, m.diff.block_b,
+            printf(": worst %s rel-L2 %.2e (bound %.3g), worst block (b %d, h %d, tile %d) %.2e "
+                   "(bound %.3g)", m.diff.tensor, m.diff.err, m.diff.bound, m.diff.block_b,
                    m.diff.block_h, m.diff.block_tile, m.diff.block_err, m.diff.block_bound);
         else
             printf(": not compared (the result says why)");
