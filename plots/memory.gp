@@ -45,7 +45,7 @@ yhi = 2.0**ceil(log(top * 3) / log(2))
 nmin = num(word(minmax, 3)); nmax = num(word(minmax, 4))
 n_oom = int(system(rows(ours, where.' status=oom', 'step')[2:].' | wc -l'))
 
-eval png(1200, 800)
+eval png(1400, 800)
 set output out.'/memory.png'
 set title "Extra device memory of one forward pass: workspace + fp32 lse (Q, K, V, O not counted)\nbf16, D = 128, non-causal, batch 4, 8 heads\n".caption font ",15"
 @set_n_axis
