@@ -34,9 +34,12 @@
  *
  * Limits: backward bf16 only; D = 64 or 128; any Nq, Nk >= 1; causal top-left; dQ is added in
  * whatever order the blocks finish, so it is not bitwise repeatable (dK, dV are: one block owns
- * each), unless the problem asks for a deterministic backward: then the adds take turns in key
- * order (det_wait_turn). Hopper only. One block of 384 threads per SM; shared memory 194 KB (D = 128) / 195 KB
- * (D = 64). Workspace: (padded Nq) x (D + 2) x 4 bytes per head (65 MB at 4,8,4096,4096,128).
+ * each), unless the problem asks for a deterministic backward: then a dQ writer warp adds each
+ * key tile's share in its turn (det2_turn, FlashAttention-3's shifted order), which needs every
+ * SM open to the kernel while it runs (not causal: a group's blocks wait on each other; two
+ * deterministic backwards at once on two streams can wait forever). Hopper only. One block of
+ * 384 threads per SM; shared memory 194 KB (D = 128) / 195 KB (D = 64). Workspace: (padded
+ * Nq) x (D + 2) x 4 bytes per head (65 MB at 4,8,4096,4096,128).
  *
  * Run:  build/attn run --step 13 --shape 4,8,4096,4096,128 --backward   (needs an H100 / H200)
  *       make diff A=12 B=13      (the forward is step 12's: the diff is the backward)
@@ -602,6 +605,9 @@ template <> struct BwdTiles<64> {
 enum BwdBarrier : int {
     BAR_DS_BOTH = 1,   /* 2 * WG threads: both warpgroups' halves of dS^T are in (DQ_BY_COLUMNS) */
     BAR_WG = 2,        /* BAR_WG + w, WG threads: warpgroup w alone (its dS^T, its dQ staging) */
+    /* DET, between warpgroup w and the dQ writer warp (WG + 32 threads, det2_store_dq): */
+    BAR_DQ_FULL = 4,   /* BAR_DQ_FULL + w: w's staging is written (w arrives, the writer waits) */
+    BAR_DQ_EMPTY = 6,  /* BAR_DQ_EMPTY + w: the writer has read it (the writer arrives, w waits) */
 };
 
 /* bwd_main's shared memory, one layout for the kernel and for the launch that sizes it: byte
@@ -752,8 +758,28 @@ struct BwdThread {
 struct BwdBlock {
     int n_qt, n_qb, bh, k0, qt_begin, n_iter;
 };
-template <int D>
-__device__ __forceinline__ BwdBlock bwd_block(int bh_count, int Nq, int Nk, int causal, int hps)
+
+/* The deterministic backward's groups, not causal: the key tiles of a head go in groups whose
+ * blocks run at once, and block r of a group (kt = first + r) walks every query tile from r on,
+ * wrapping at n_qt (FlashAttention-3's ShiftScheduler): a group's blocks reach a query tile one
+ * step after another instead of all at step qt. G = min(n_kt, n_qt, sms) key tiles a group (the
+ * head's last group, what is left): at most n_qt (each block starts at its own query tile) and
+ * at most sms consecutive blocks (det2_turn says why). */
+struct Det2Group {
+    int first, size;   /* key tiles first .. first + size - 1 of the head */
+};
+__device__ __forceinline__ Det2Group det2_group(int kt, int n_kt, int n_qt, int sms)
+{
+    const int G = min(min(n_kt, n_qt), sms), first = kt / G * G;
+    return {first, min(G, n_kt - first)};
+}
+
+/* The deterministic kernel (DET) orders its blocks for det2_turn: causal, a section's last key
+ * tile first; not causal, each block's walk starts at its place in its group (det2_group) and
+ * wraps: it takes all n_qt query tiles from qt_begin (walk_qt). */
+template <int D, bool DET>
+__device__ __forceinline__ BwdBlock bwd_block(int bh_count, int Nq, int Nk, int causal, int hps,
+                                              int sms)
 {
     constexpr int Bc = BWD_BC, Br = BwdTiles<D>::Br;
     const int n_kt = (Nk + Bc - 1) / Bc, n_qt = (Nq + Br - 1) / Br, n_qb = n_qt * (Br / 64);
@@ -761,18 +787,28 @@ __device__ __forceinline__ BwdBlock bwd_block(int bh_count, int Nq, int Nk, int 
     if (causal) {   /* section sec of hps heads (the last one may have fewer: h) */
         const int per = hps * n_kt, sec = (int)(blockIdx.x / per), r = (int)(blockIdx.x % per);
         const int h = min(hps, bh_count - sec * hps);
-        kt = r / h;
+        kt = DET ? n_kt - 1 - r / h : r / h;
         bh = sec * hps + r % h;
     }
     const int k0 = kt * Bc;
+    if (DET && !causal)
+        return {n_qt, n_qb, bh, k0, kt - det2_group(kt, n_kt, n_qt, sms).first, n_qt};
     /* causal (top-left): query rows < k0 see none of these keys */
     const int qt_begin = causal ? min(k0 / Br, n_qt) : 0, n_iter = n_qt - qt_begin;
     return {n_qt, n_qb, bh, k0, qt_begin, n_iter};
 }
 
+/* The query tile of step i of a block's walk: qt_begin + i, wrapping at n_qt (only the
+ * deterministic kernel's shifted walk gets that far) */
+template <bool DET> __device__ __forceinline__ int walk_qt(const BwdBlock &blk, int i)
+{
+    const int qt = blk.qt_begin + i;
+    return DET && qt >= blk.n_qt ? qt - blk.n_qt : qt;
+}
+
 /* The producer (one thread): K and V once, then per query tile Q, dO (TMA), lse2 and Di (bulk
  * copies) into the ring's stage i % BWD_STAGES, once the consumers have released it. */
-template <int D>
+template <int D, bool DET>
 __device__ __forceinline__ void bwd_load(const BwdShared &sm, const BwdBlock &blk,
                                          const CUtensorMap *tmQ, const CUtensorMap *tmK,
                                          const CUtensorMap *tmV, const CUtensorMap *tmdO,
@@ -786,7 +822,7 @@ __device__ __forceinline__ void bwd_load(const BwdShared &sm, const BwdBlock &bl
     load_tile<Bc, D>(sm.K, tmK, blk.k0, blk.bh, sm.bar_kv);
     load_tile<Bc, D>(sm.V, tmV, blk.k0, blk.bh, sm.bar_kv);
     for (int i = 0; i < blk.n_iter; i++) {
-        const int st = i % BWD_STAGES, qt = blk.qt_begin + i;
+        const int st = i % BWD_STAGES, qt = walk_qt<DET>(blk, i);
         const size_t row = ((size_t)blk.bh * blk.n_qt + qt) * Br;   /* padded rows of lse2, Di */
         mbar_wait(sm.empty + 8 * st, ((i / BWD_STAGES) & 1) ^ 1);
         mbar_arrive_expect_tx(sm.full + 8 * st, 2 * QT + 2 * Br * 4);
@@ -816,6 +852,102 @@ __device__ __forceinline__ void det_pass_turn(int *counter)
 {
     asm volatile("fence.proxy.async.global;\n" ::: "memory");
     asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(counter) : "memory");
+}
+
+/* The turns (DET). A query tile's counter counts visits, a visit being both warpgroups' adds of
+ * one key tile (det2_store_dq issues them in a fixed order), and the turn of key tile kt's visit
+ * is the number of visits before it:
+ *   not causal: all key tiles of the head's earlier groups (det2_group's first), then the
+ *     group's blocks in the order they reach qt: block r' does at step (qt - r') mod n_qt, so
+ *     block r's rank is (min(qt, size - 1) - r) mod size (FlashAttention-3's shift_dependency).
+ *     For qt >= size - 1 the visitors are r = size - 1, ..., 0 at steps qt - size + 1, ..., qt,
+ *     one step apart; for smaller qt, r = qt, ..., 0 and then size - 1, ..., qt + 1 near the
+ *     walk's end (n_qt >= size).
+ *   causal: the key tiles that see qt, from kt_max(qt) = min(n_kt - 1, qt Br / Bc) down to 0
+ *     (Bc is a multiple of Br, so kt sees qt when kt Bc / Br <= qt). bwd_block launches them in
+ *     that order and each walks up from its first query tile, so kt + 1 reaches qt Bc / Br
+ *     steps before kt.
+ * Why no deadlock, given what step 13's turns assume already (the GPU starts blocks in index
+ * order and gives a free SM to the next one): causal, a block waits only on blocks of lower
+ * index, so the lowest unfinished block waits on nobody. Not causal, a block also waits on
+ * blocks of higher index in its group, which is at most sms consecutive blocks. Take the visit
+ * still to do that comes first in (group, step) order: every visit it waits on comes before it,
+ * so is done; if its block has not started, every started unfinished block is in that group (an
+ * earlier group's would hold an earlier visit, a later group's has not started), fewer than sms
+ * of them: an SM is free and the block starts. That needs one block per SM (bwd_main's shared
+ * memory) and every SM open to this kernel: a kernel beside it that keeps SMs for good (a second
+ * deterministic backward on another stream, a persistent kernel) or an MPS or green-context
+ * limit below G can leave a group half started and its started blocks spinning. FlashAttention-3
+ * assumes the same. */
+template <int D>
+__device__ __forceinline__ int det2_turn(const BwdBlock &blk, int qt, int n_kt, Det2Group grp,
+                                         int causal)
+{
+    constexpr int Bc = BWD_BC, Br = BwdTiles<D>::Br;
+    static_assert(Bc % Br == 0, "a key tile's first visible query tile is kt Bc / Br");
+    if (causal)
+        return min(n_kt - 1, qt * Br / Bc) - blk.k0 / Bc;
+    const int rank = min(qt, grp.size - 1) - blk.qt_begin;
+    return grp.first + (rank < 0 ? rank + grp.size : rank);
+}
+
+/* The dQ writer (DET): warp 1 of the producer warpgroup (24 registers), query tile by query tile
+ * in the consumers' order (walk_qt). Per tile, warpgroup w's staging as it is handed over
+ * (BAR_DQ_FULL + w), added into dq_acc by one bulk reduce-add and handed back once read
+ * (BAR_DQ_EMPTY + w). The consumers go on to the next tile meanwhile: the wait for the turn and
+ * for the add to complete, on each warpgroup's path every tile in step 13's DET, are the
+ * writer's alone. One turn per visit, both adds inside it, warpgroup 0's first: at D = 128 they
+ * add into different columns, so both run at once and one wait covers them; at D = 64
+ * (DQ_BY_COLUMNS false) they add into the same floats, and two bulk adds in flight keep no order
+ * between them, so warpgroup 1's waits for warpgroup 0's to complete: dq_acc + wg0 + wg1 in
+ * that order, the same bits every run. (Summing the two stagings in shared memory first would
+ * save that wait, at the price of 64 KB of shared loads per tile in a 24-register warp, beside
+ * the wgmmas' reads.) The EMPTY barriers balance: one arrival before the first tile, one after
+ * each tile but the last. */
+template <int D>
+__device__ __forceinline__ void det2_store_dq(const BwdShared &sm, const BwdBlock &blk,
+                                              float *dq_acc, int *dq_turns, int Nk, int causal,
+                                              int sms, int lane)
+{
+    constexpr int Bc = BWD_BC, PIECES = BwdSmem<D>::PIECES;
+    constexpr uint32_t DQ = BwdSmem<D>::DQ;
+    constexpr bool BY_COLUMNS = BwdTiles<D>::DQ_BY_COLUMNS;
+    const int n_kt = (Nk + Bc - 1) / Bc;
+    const Det2Group grp = causal ? Det2Group{0, 1} : det2_group(blk.k0 / Bc, n_kt, blk.n_qt, sms);
+    named_bar_arrive(BAR_DQ_EMPTY, WG + 32);
+    named_bar_arrive(BAR_DQ_EMPTY + 1, WG + 32);
+    for (int i = 0; i < blk.n_iter; i++) {
+        const int qt = walk_qt<true>(blk, i);
+        int *turns = dq_turns + (size_t)blk.bh * blk.n_qt + qt;
+        /* add_dq's pieces: by columns, warpgroup w's 64 columns; by keys, both the same */
+        float *dst = dq_acc + (BY_COLUMNS ? ((size_t)blk.bh * blk.n_qb + qt) * 2
+                                          : (size_t)blk.bh * blk.n_qb + (size_t)qt * PIECES) *
+                                  BWD_DQ_FLOATS;
+#pragma unroll
+        for (int w = 0; w < 2; w++) {
+            named_bar_sync(BAR_DQ_FULL + w, WG + 32);
+            if (lane == 0) {
+                if (w == 0)
+                    det_wait_turn(turns, det2_turn<D>(blk, qt, n_kt, grp, causal));
+                bulk_reduce_add_f32(dst + (BY_COLUMNS ? w * BWD_DQ_FLOATS : 0), sm.dQ + w * DQ, DQ);
+                bulk_commit();
+                if (!BY_COLUMNS && w == 0) {
+                    bulk_wait<0>();   /* in memory before warpgroup 1's add to the same floats */
+                    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+                } else {
+                    bulk_wait_read<0>();
+                }
+            }
+            __syncwarp();
+            if (i + 1 < blk.n_iter)
+                named_bar_arrive(BAR_DQ_EMPTY + w, WG + 32);
+        }
+        if (lane == 0) {
+            bulk_wait<0>();   /* the visit is done in memory before the next one's turn */
+            det_pass_turn(turns);
+        }
+        __syncwarp();
+    }
 }
 
 /* One query tile of the walk: qt (rows q0 = qt Br ..) in the ring's stage st, which holds its Q
@@ -1011,14 +1143,18 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
      * (x * 128 + l) * 16 bytes of its piece: no bank conflicts), then one thread adds them
      * into dq_acc (consecutive there too) with one bulk reduce-add. The previous add must
      * have read the staging first. */
-    __device__ __forceinline__ void add_dq(float *dq_acc, int *dq_turns, const BwdBlock &blk,
+    __device__ __forceinline__ void add_dq(float *dq_acc, const BwdBlock &blk,
                                            const BwdQueryTile &qtile)
     {
         const int tid = th.tid, wg = th.wg;
         const uint32_t stage = sm.dQ + wg * DQ;
-        if (tid % WG == 0)
-            bulk_wait_read<0>();
-        named_bar_sync(BAR_WG + wg, WG);
+        if (DET) {   /* the writer warp has read the last one (det2_store_dq) */
+            named_bar_sync(BAR_DQ_EMPTY + wg, WG + 32);
+        } else {
+            if (tid % WG == 0)
+                bulk_wait_read<0>();
+            named_bar_sync(BAR_WG + wg, WG);
+        }
 #pragma unroll
         for (int h = 0; h < PIECES; h++)
 #pragma unroll
@@ -1027,6 +1163,10 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
                                                   (x * WG + tid % WG) * 16)) =
                     make_float4(dq[h][4 * x], dq[h][4 * x + 1], dq[h][4 * x + 2], dq[h][4 * x + 3]);
         fence_proxy_async_smem();
+        if (DET) {   /* the writer adds it, in its turn, while this warpgroup goes on */
+            named_bar_arrive(BAR_DQ_FULL + wg, WG + 32);
+            return;
+        }
         named_bar_sync(BAR_WG + wg, WG);
         if (tid % WG == 0) {
             /* pieces of 64 query rows: by columns, columns 64wg.. of rows 64qt..; by keys, all
@@ -1034,15 +1174,8 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
             const size_t piece = Tiles::DQ_BY_COLUMNS
                                      ? ((size_t)blk.bh * blk.n_qb + qtile.qt) * 2 + wg
                                      : (size_t)blk.bh * blk.n_qb + (size_t)qtile.qt * PIECES;
-            int *turns = DET ? dq_turns + (size_t)blk.bh * blk.n_qt + qtile.qt : nullptr;
-            if (DET)
-                det_wait_turn(turns, 2 * (k0 / Bc) + wg);
             bulk_reduce_add_f32(dq_acc + piece * BWD_DQ_FLOATS, stage, DQ);
             bulk_commit();
-            if (DET) {
-                bulk_wait<0>();   /* the add is done in global memory, not only read */
-                det_pass_turn(turns);
-            }
         }
     }
 
@@ -1084,9 +1217,8 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
  * (BwdConsumer), and dQ's share added per tile. */
 template <int D, bool MASKED, bool DET>
 __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThread &th,
-                                             const BwdBlock &blk, float *dq_acc, int *dq_turns,
-                                             bf16 *dK, bf16 *dV, int Nk, float c, float scale,
-                                             int causal)
+                                             const BwdBlock &blk, float *dq_acc, bf16 *dK,
+                                             bf16 *dV, int Nk, float c, float scale, int causal)
 {
     constexpr int Br = BwdTiles<D>::Br, PIECES = BwdSmem<D>::PIECES;
     constexpr uint32_t QT = BwdSmem<D>::QT, DS = BwdSmem<D>::DS, DS_BUFS = BwdSmem<D>::DS_BUFS;
@@ -1125,7 +1257,7 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
                                    dv, dk, s, dp, pa, dsa, dq, lse2_01};
 
     for (int i = 0; i < blk.n_iter; i++) {
-        const int st = i % BWD_STAGES, qt = blk.qt_begin + i;
+        const int st = i % BWD_STAGES, qt = walk_qt<DET>(blk, i);
         const BwdQueryTile qtile = {
             st, qt, qt * Br, sm.Q + st * QT, sm.dO + st * QT,
             reinterpret_cast<const float *>(sm.at(sm.lse2 + st * Br * 4)),
@@ -1139,7 +1271,7 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
         cons.store_ds(ds_buf);
         cons.mma_dq(ds_buf);
         cons.issue_dk_wait_dq(qtile);
-        cons.add_dq(dq_acc, dq_turns, blk, qtile);
+        cons.add_dq(dq_acc, blk, qtile);
         cons.wait_dk(qtile);
     }
     cons.store_dk_dv(dK, dV, blk.bh, Nk, scale);
@@ -1159,7 +1291,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
          const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
          const float *__restrict__ lse2, const float *__restrict__ Di, float *__restrict__ dq_acc,
          int *__restrict__ dq_turns, bf16 *__restrict__ dK, bf16 *__restrict__ dV, int bh_count, int Nq, int Nk, float c,
-         float scale, int causal, int hps)
+         float scale, int causal, int hps, int sms)
 {
     using Smem = BwdSmem<D>;
     extern __shared__ uint8_t smem_raw[];
@@ -1172,7 +1304,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
 
     const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
     const BwdThread th = {tid, wg, warp, lane, lane / 4, lane % 4};
-    const BwdBlock blk = bwd_block<D>(bh_count, Nq, Nk, causal, hps);
+    const BwdBlock blk = bwd_block<D, DET>(bh_count, Nq, Nk, causal, hps, sms);
 
     if (tid == 0) {
         mbar_init(sm.bar_kv, 1);
@@ -1188,13 +1320,15 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         /* ------------------------------------------------------------------ the producer */
         setmaxnreg_dec<BWD_PRODUCER_REGS>();
         if (tid % WG == 0 && blk.n_iter > 0)
-            bwd_load<D>(sm, blk, &tmQ, &tmK, &tmV, &tmdO, lse2, Di);
+            bwd_load<D, DET>(sm, blk, &tmQ, &tmK, &tmV, &tmdO, lse2, Di);
+        if (DET && warp == 1 && blk.n_iter > 0)
+            det2_store_dq<D>(sm, blk, dq_acc, dq_turns, Nk, causal, sms, lane);
         return;
     }
 
     /* -------------------------------------------------------------------------- consumers */
     setmaxnreg_inc<BWD_CONSUMER_REGS>();
-    bwd_consumer<D, MASKED, DET>(sm, th, blk, dq_acc, dq_turns, dK, dV, Nk, c, scale, causal);
+    bwd_consumer<D, MASKED, DET>(sm, th, blk, dq_acc, dK, dV, Nk, c, scale, causal);
 }
 
 /* dQ = scale dq_acc, to bf16, one block per 64 x 64 piece. dq_acc holds, per (head, block qb of
@@ -1543,10 +1677,13 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
         cudaSuccess)
         return ATTN_ERR_CUDA;
+    int dev, sms;   /* det2_group's waves, and the most blocks of a group */
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return ATTN_ERR_CUDA;
     kernel<<<(unsigned)((size_t)n_kt * bh), 3 * WG, smem, stream>>>(
         tmQ, tmK, tmV, tmdO, lse2, Di, dq_acc, dq_turns, (bf16 *)dk, (bf16 *)dv, bh, p->seq_q,
-        p->seq_k,
-        p->scale * LOG2E, p->scale, p->causal, hps);
+        p->seq_k, p->scale * LOG2E, p->scale, p->causal, hps, sms);
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
     /* 3. dQ = scale dq_acc, to bf16 */
