@@ -833,13 +833,12 @@ __device__ __forceinline__ void bwd_load(const BwdShared &sm, const BwdBlock &bl
     }
 }
 
-/* The deterministic backward's turns (DET): query tile qt of head bh takes the dQ adds of its key
- * tiles in the order kt = 0, 1, ... and, in a key tile, warpgroup 0 then 1: add n waits until the
- * tile's counter reads n (an acquire), and, once its bulk add is complete, counts it (a release).
- * The adds are fp32, so their order is the result's last bits; fixed, dQ is bitwise repeatable.
- * A block waits only on blocks of lower index (bwd_block orders key tiles so), which the GPU has
- * started before it. The bulk add reads and writes global memory through the async proxy, so a
- * proxy fence stands between it and the counter's generic accesses on both sides. */
+/* The deterministic backward's counters (DET): one per query tile of a head, counting the visits
+ * (key tiles) whose dQ adds are in. A visit waits until the counter reads its turn (det2_turn; an
+ * acquire) and, once its bulk adds are complete, counts itself (a release). The adds are fp32, so
+ * their order is the result's last bits; fixed, dQ is bitwise repeatable. The bulk add reads and
+ * writes global memory through the async proxy, so a proxy fence stands between it and the
+ * counter's generic accesses on both sides. */
 __device__ __forceinline__ void det_wait_turn(const int *counter, int turn)
 {
     int seen;
