@@ -6,8 +6,10 @@
 # path of the kernels (first, interior, diagonal and ragged tiles) in seconds. The persistent
 # forward (step 11, and every later step, which carries its kernel) also gets the shapes that reach
 # its scheduler's paths on an H200 (132 SMs; common/check.c's grid says which shape reaches what),
-# each small: racecheck is slow. TOOLS="memcheck racecheck" runs only those tools (so that several
-# copies can share the work). Exit status 1 if any tool reports an error.
+# each small: racecheck is slow. A step that takes grouped-query attention (a 'GQA:' line in `attn
+# list`: steps 00 and 14 on) also gets two shapes with fewer K/V heads (--shape's sixth field).
+# TOOLS="memcheck racecheck" runs only those tools (so that several copies can share the work).
+# Exit status 1 if any tool reports an error.
 #   bench/sanitize.sh 03 04 05 > sanitize.txt
 #   bench/sanitize.sh > sanitize.txt       # every step
 set -uo pipefail
@@ -26,6 +28,10 @@ top_shapes=(
     "1,133,1,3000,128 --causal"   # causal: 133 heads in 5 sections of 27, the last short
     "1,64,64,1400,128 --causal"   # causal: 64 heads of 64-row tiles in 2 sections of 32
 )
+gqa_shapes=(
+    "1,4,129,257,128,1 --causal"  # multi-query: a backward block walks 4 heads; the last key tile none
+    "1,8,200,130,64,2"            # groups of 4: each block walks 4 heads of 2 query tiles
+)
 all=($(build/attn list 2>/dev/null | awk '$1 ~ /^[0-9][0-9]_/ { print substr($1, 1, 2) }'))
 [ $# -gt 0 ] || set -- "${all[@]}"
 status=0
@@ -33,6 +39,8 @@ for s in "$@"; do
     s=$(printf '%02d' "$((10#$s))")
     list=("${shapes[@]}")
     [ "$((10#$s))" -ge 11 ] && list+=("${top_shapes[@]}")
+    build/attn list | awk -v s="$s" '$1 ~ /^[0-9][0-9]_/ { cur = $1 ~ "^" s "_" } cur && $1 == "GQA:" { f = 1 }
+                                     END { exit !f }' && list+=("${gqa_shapes[@]}")
     passes=("")
     build/attn list | awk -v s="$s" '$1 ~ "^" s "_" && /fwd\+bwd/ { f = 1 } END { exit !f }' &&
         passes=("" --backward)

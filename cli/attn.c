@@ -20,7 +20,8 @@
 static const char list_usage[] =
     "usage: attn list\n"
     "  every step: the dtypes and head dims its supports() function accepts (D probed from 1 to 1024),\n"
-    "  forward or forward and backward, the GPUs it runs on, and the idea it adds\n";
+    "  forward or forward and backward, the GPUs it runs on, and the idea it adds; a line 'GQA:'\n"
+    "  under the steps that take grouped-query attention (H_kv < H, --shape's sixth field)\n";
 static const char check_usage[] =
     "usage: attn check [--step S]... [--steps S,S,...] [--inputs M] [--csv FILE] [--seed N]\n"
     "  every step (or those named) on the shape grid against the fp64 reference: fp32 and bf16,\n"
@@ -105,6 +106,22 @@ static void probe(const attn_step *s, int backward, unsigned char set[2][MAX_D +
             const char *why;
             set[t][d] = (!backward || s->backward) && s->supports(&p, backward, &why) == ATTN_OK;
         }
+}
+
+/* Whether s takes grouped-query attention where it takes multi-head attention (probed as set
+ * says, at 1,4,64,64,D with H_kv = 2): 0 no, 1 forward only, 2 forward and backward. */
+static int probe_gqa(const attn_step *s, unsigned char fwd[2][MAX_D + 1],
+                     unsigned char bwd[2][MAX_D + 1])
+{
+    int f = 0, b = 0;
+    for (int t = 0; t < 2; t++)
+        for (int d = 1; d <= MAX_D; d++) {
+            attn_problem p = {1, 4, 64, 64, d, 0, (attn_dtype)t, (float)(1.0 / sqrt((double)d)), 2, 0};
+            const char *why;
+            f |= fwd[t][d] && s->supports(&p, 0, &why) == ATTN_OK;
+            b |= bwd[t][d] && s->supports(&p, 1, &why) == ATTN_OK;
+        }
+    return f ? 1 + b : 0;
 }
 
 static int set_empty(const unsigned char *set)
@@ -234,6 +251,10 @@ static int cmd_list(int argc, char **argv)
                 printf("; this GPU (sm_%d) %s", cc, attn_gpu_fits(s, cc, NULL) ? "can run it" : "cannot");
             printf("\n");
         }
+        const int gqa = probe_gqa(s, fwd, bwd);
+        if (gqa)
+            printf("%-24s GQA: takes grouped-query attention (H_kv < H), %s\n", "",
+                   gqa == 2 ? "forward and backward" : "forward");
     }
     return 0;
 }

@@ -21,7 +21,8 @@ const char *verdict_name(verdict v)
  * LONG shapes (many key tiles, where pipelining bugs show) are too slow for the fp64 CPU
  * reference; step 00 run in fp32 on the same (bf16-valued) inputs is their reference. */
 enum { FP32 = 1, BF16 = 2, BOTH = 3, LONG = 4 };
-static const struct { int b, h, nq, nk, d, types; } shapes[] = {
+typedef struct { int b, h, nq, nk, d, types; } grid_shape;
+static const grid_shape shapes[] = {
     /* the Triton tutorial's single-head fp32 shapes: one head, (M, N, D) */
     {1, 1, 7, 13, 8, FP32}, {1, 1, 35, 67, 32, FP32}, {1, 1, 64, 129, 128, FP32},
     /* common batched shapes, (B, Nq, Nk, D), here with 2 heads */
@@ -74,21 +75,51 @@ static const struct { int b, h, nq, nk, d, types; } shapes[] = {
     {1, 1, 8192, 8192, 64, BF16 | LONG}, {1, 1, 8192, 8191, 128, BF16 | LONG},
 };
 
+/* Grouped-query attention (H_kv < H), after the shapes above, which so keep their seeds: groups
+ * of g = H / H_kv = 4, 8 and all H (multi-query), ragged Nq and Nk, both head dims. A step that
+ * reads one K/V head per query head reports SKIP with its reason. Step 14's backward walks the
+ * g query heads of a K/V head in one block. */
+static const struct { grid_shape s; int hkv; } gqa_shapes[] = {
+    /* g = 4, 3 key tiles and 2 query tiles of 128 rows per head at D = 64; fp32 too (step 00) */
+    {{1, 8, 200, 333, 64, BOTH}, 2},
+    /* multi-query, 8 heads on one K/V head: 3 key tiles, 3 query tiles of 64 rows (D = 128) */
+    {{2, 8, 129, 257, 128, BF16}, 1},
+    /* g = 8 at H = 16, Nk > Nq (causal: the last keys are seen by no query) */
+    {{1, 16, 100, 300, 64, BF16}, 2},
+    /* multi-query over 4 heads, Nq > Nk at D = 128 */
+    {{1, 4, 300, 130, 128, BF16}, 1},
+    /* many heads, g = 4: the forward's persistent blocks walk work tiles of several K/V heads;
+     * the backward runs 35 K/V heads x 2 key tiles */
+    {{1, 140, 130, 140, 128, BF16}, 35},
+    /* long: at D = 128 a backward block's ring runs across 4 query heads of 32 query tiles each
+     * (16 key tiles); at D = 64 multi-query over 4 heads of 9 query tiles (12 key tiles) */
+    {{1, 8, 2048, 2047, 128, BF16 | LONG}, 2}, {{2, 4, 1100, 1500, 64, BF16 | LONG}, 1},
+};
+
+/* The cases of one shape, after the n already in out: fp32 then bf16 (those its types name),
+ * each not causal then causal. */
+static int add_cases(attn_problem *out, int n, int max, const grid_shape *s, int hkv)
+{
+    for (int t = 0; t < 2; t++)
+        for (int causal = 0; causal < 2; causal++) {
+            if (!(s->types & (t ? BF16 : FP32)))
+                continue;
+            if (n == max)
+                return n;
+            attn_problem p = {s->b, s->h, s->nq, s->nk, s->d, causal, t ? ATTN_BF16 : ATTN_FP32,
+                              (float)(1.0 / sqrt((double)s->d)), hkv, 0};
+            out[n++] = p;
+        }
+    return n;
+}
+
 int check_grid(attn_problem *out, int max)
 {
     int n = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        for (int t = 0; t < 2; t++)
-            for (int causal = 0; causal < 2; causal++) {
-                if (!(shapes[i].types & (t ? BF16 : FP32)))
-                    continue;
-                if (n == max)
-                    return n;
-                attn_problem p = {shapes[i].b, shapes[i].h, shapes[i].nq, shapes[i].nk,
-                                  shapes[i].d, causal, t ? ATTN_BF16 : ATTN_FP32,
-                                  (float)(1.0 / sqrt((double)shapes[i].d)), shapes[i].h, 0};
-                out[n++] = p;
-            }
+        n = add_cases(out, n, max, &shapes[i], shapes[i].h);
+    for (size_t i = 0; i < sizeof gqa_shapes / sizeof gqa_shapes[0]; i++)
+        n = add_cases(out, n, max, &gqa_shapes[i].s, gqa_shapes[i].hkv);
     return n;
 }
 

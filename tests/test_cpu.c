@@ -990,6 +990,102 @@ Test(contract, every_step_validates_its_input)
     }
 }
 
+/* Grouped-query attention, step by step: step 00 (its products run over the g query heads of a
+ * K/V head as one matrix) and step 14 (K/V read per group, dK and dV summed over the group in a
+ * block) take it forward and backward, on the problems they take without groups, deterministic
+ * too; every other step refuses it as ATTN_ERR_UNSUPPORTED and says why (a later step that
+ * carries 14's kernels joins the list here); H not a multiple of H_kv is ATTN_ERR_INVALID for all.
+ * A step sizes its workspace by the query heads, so groups change none of it. */
+Test(contract, grouped_query_attention_per_step)
+{
+    loaded_step steps[MAX_STEPS];
+    char err[512];
+    int n = steps_load(steps, MAX_STEPS, err, sizeof err);
+    cr_assert(n > 0, "%s", err);
+    int took = 0;
+    for (int i = 0; i < n; i++) {
+        const attn_step *s = steps[i].info;
+        attn_problem mha;
+        cr_assert(supported_case(s, &mha), "%s supports no case", s->name);
+        mha.heads = 8;
+        mha.heads_kv = 0;
+        mha.seq_q = 200, mha.seq_k = 333;
+        const int num = atoi(s->name);
+        const int takes = num == 0 || num == 14;
+        for (int bwd = 0; bwd < (s->backward ? 2 : 1); bwd++) {
+            const char *why = NULL;
+            if (s->supports(&mha, bwd, &why) != ATTN_OK)
+                continue;   /* a backward that takes another dtype: its own test above */
+            for (int hkv = 1; hkv <= 4; hkv *= 2) {   /* MQA, g = 4, g = 2 */
+                attn_problem g = mha;
+                g.heads_kv = hkv;
+                why = NULL;
+                const attn_status st = s->supports(&g, bwd, &why);
+                if (takes) {
+                    cr_expect(st == ATTN_OK, "%s %s: refused H_kv = %d: %s", s->name,
+                              bwd ? "backward" : "forward", hkv, why ? why : "no reason");
+                    cr_expect(s->workspace_bytes(&g, bwd) == s->workspace_bytes(&mha, bwd),
+                              "%s %s: H_kv = %d changes the workspace", s->name,
+                              bwd ? "backward" : "forward", hkv);
+                    g.deterministic = 1;
+                    if (bwd && s->supports(&(attn_problem){.batch = 1, .heads = 8, .seq_q = 200,
+                                               .seq_k = 333, .head_dim = mha.head_dim,
+                                               .dtype = mha.dtype, .scale = mha.scale,
+                                               .deterministic = 1}, 1, &why) == ATTN_OK)
+                        cr_expect(s->supports(&g, 1, &why) == ATTN_OK,
+                                  "%s: a deterministic backward with H_kv = %d refused", s->name,
+                                  hkv);
+                    took++;
+                } else {
+                    cr_expect(st == ATTN_ERR_UNSUPPORTED && why && strstr(why, "grouped-query"),
+                              "%s %s: H_kv = %d gave status %d (%s), expected "
+                              "ATTN_ERR_UNSUPPORTED naming grouped-query attention", s->name,
+                              bwd ? "backward" : "forward", hkv, st, why ? why : "no reason");
+                }
+            }
+            attn_problem bad = mha;   /* 8 query heads on 3 K/V heads */
+            bad.heads_kv = 3;
+            why = NULL;
+            cr_expect(s->supports(&bad, bwd, &why) == ATTN_ERR_INVALID && why &&
+                          strstr(why, "multiple of heads_kv"),
+                      "%s %s: H = 8, H_kv = 3 not ATTN_ERR_INVALID (%s)", s->name,
+                      bwd ? "backward" : "forward", why ? why : "no reason");
+        }
+    }
+    const attn_step *s00 = steps_find(steps, n, "00"), *s14 = steps_find(steps, n, "14");
+    cr_expect(!s00 || !s14 || took >= 2 * 2 * 3, "steps 00 and 14 took %d grouped-query cases", took);
+}
+
+/* The check grid's grouped-query cases: appended after the others (whose seeds depend on their
+ * place), valid, groups of 4, 8 and H (multi-query), at D = 64 and 128, causal and not, bf16,
+ * and fp32 for step 00. */
+Test(contract, the_grid_has_grouped_query_cases)
+{
+    attn_problem grid[256];
+    const int n = check_grid(grid, 256);
+    int first = -1, seen_g4 = 0, seen_g8 = 0, seen_mqa = 0, seen_d[2] = {0, 0}, seen_causal = 0,
+        seen_fp32 = 0;
+    for (int i = 0; i < n; i++) {
+        const attn_problem *p = &grid[i];
+        const char *why;
+        cr_expect(attn_problem_valid_gqa(p, &why) == ATTN_OK, "case %d: %s", i, why);
+        const int hkv = attn_heads_kv(p), g = p->heads / hkv;
+        if (hkv == p->heads) {
+            cr_expect(first < 0, "case %d (multi-head) after the grouped-query case %d", i, first);
+            continue;
+        }
+        if (first < 0)
+            first = i;
+        seen_g4 |= g == 4, seen_g8 |= g == 8, seen_mqa |= hkv == 1 && p->heads > 1;
+        seen_d[0] |= p->head_dim == 64, seen_d[1] |= p->head_dim == 128;
+        seen_causal |= p->causal, seen_fp32 |= p->dtype == ATTN_FP32;
+    }
+    cr_assert(first > 0, "no grouped-query case in the grid");
+    cr_expect(seen_g4 && seen_g8 && seen_mqa, "groups of 4 (%d), 8 (%d), H (%d)", seen_g4, seen_g8,
+              seen_mqa);
+    cr_expect(seen_d[0] && seen_d[1] && seen_causal && seen_fp32);
+}
+
 /* Step 11's workspace (stream-K's partials) is asked for before the launch, maybe with
  * no GPU at all, so its size may not depend on the device: at D = 128, not causal, it must hold
  * two partials (256 consumer threads x (D/2 + 4) floats) for every block of any grid stream-K

@@ -16,7 +16,10 @@
  * GEMMs with fp32 accumulation; S and the softmax are fp32, P and dS are stored in bf16
  * (the operand type of the next product), as PyTorch's math backend does.
  *
- * Limits: B*H*Nq below 2^31 (one softmax block per row); head_dim up to 65535.
+ * Limits: B*H*Nq below 2^31 (one softmax block per row); head_dim up to 65535. Grouped-query
+ * attention (H_kv < H) is taken: the g = H / H_kv query heads of a K/V head are adjacent in
+ * memory, one matrix of g*Nq rows, so every product runs over B*H_kv batches of g*Nq rows and
+ * dK, dV sum over the group inside the GEMM, in fp32 (g = 1: the same launches as without it).
  * Run:  build/attn run --step 00 --shape 4,8,4096,4096,64 --dtype bf16 [--causal] [--backward]
  */
 #include <cublas_v2.h>
@@ -141,7 +144,7 @@ static bool fits_grid(const attn_problem *p)
 static attn_status supports(const attn_problem *p, int backward, const char **why)
 {
     (void)backward;
-    attn_status s = attn_problem_valid(p, why);
+    attn_status s = attn_problem_valid_gqa(p, why);
     if (s != ATTN_OK)
         return s;
     if (!fits_grid(p) || p->head_dim > 65535) {
@@ -197,7 +200,8 @@ static attn_status prepare(cudaStream_t stream, void *cublas_ws)
 }
 
 /* Row-major X[rows][cols] is column-major X^T, so each row-major product below is written as
- * the column-major product of the transposes (C^T = B^T A^T). Strides are per (b, h). */
+ * the column-major product of the transposes (C^T = B^T A^T). Strides are per (b, h_kv): the
+ * queries' side (Q, O, dO, dQ, S, P) of a batch is the Mq = g*Nq rows of its g query heads. */
 static cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                            float alpha, const void *A, cudaDataType at, int lda, long long sa,
                            const void *B, cudaDataType bt, int ldb, long long sb, float beta,
@@ -216,22 +220,24 @@ static attn_status forward_t(const attn_problem *p, const void *q, const void *k
                              void *o, float *lse, void *workspace, cudaStream_t stream)
 {
     const int Nq = p->seq_q, Nk = p->seq_k, D = p->head_dim, BH = p->batch * p->heads;
+    /* GQA: the g query heads of K/V head (b, h_kv) are heads b*H + h_kv*g .. + g-1, adjacent */
+    const int Mq = p->heads / attn_heads_kv(p) * Nq, BKV = p->batch * attn_heads_kv(p);
     const cudaDataType t = p->dtype == ATTN_BF16 ? CUDA_R_16BF : CUDA_R_32F;
     const Layout w = carve(p, 0, workspace);
     attn_status st = prepare(stream, w.cublas);
     if (st != ATTN_OK)
         return st;
-    const long long sq = (long long)Nq * D, skv = (long long)Nk * D, ss = (long long)Nq * Nk;
-    /* S[Nq][Nk] = scale * Q K^T   <=>   S^T (Nk x Nq) = K^T' Q^T' in column-major terms */
-    CUBLAS_TRY(gemm(CUBLAS_OP_T, CUBLAS_OP_N, Nk, Nq, D, p->scale, k, t, D, skv, q, t, D, sq, 0.f,
-                    w.S, CUDA_R_32F, Nk, ss, BH));
+    const long long sq = (long long)Mq * D, skv = (long long)Nk * D, ss = (long long)Mq * Nk;
+    /* S[Mq][Nk] = scale * Q K^T   <=>   S^T (Nk x Mq) = K^T' Q^T' in column-major terms */
+    CUBLAS_TRY(gemm(CUBLAS_OP_T, CUBLAS_OP_N, Nk, Mq, D, p->scale, k, t, D, skv, q, t, D, sq, 0.f,
+                    w.S, CUDA_R_32F, Nk, ss, BKV));
     softmax_rows<T><<<(unsigned)((size_t)BH * Nq), kThreads, 0, stream>>>(
         w.S, (T *)w.P, lse, Nq, Nk, p->causal);
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
-    /* O[Nq][D] = P V   <=>   O^T (D x Nq) = V^T (D x Nk) P^T (Nk x Nq) */
-    CUBLAS_TRY(gemm(CUBLAS_OP_N, CUBLAS_OP_N, D, Nq, Nk, 1.f, v, t, D, skv, w.P, t, Nk, ss, 0.f, o,
-                    t, D, sq, BH));
+    /* O[Mq][D] = P V   <=>   O^T (D x Mq) = V^T (D x Nk) P^T (Nk x Mq) */
+    CUBLAS_TRY(gemm(CUBLAS_OP_N, CUBLAS_OP_N, D, Mq, Nk, 1.f, v, t, D, skv, w.P, t, Nk, ss, 0.f, o,
+                    t, D, sq, BKV));
     return ATTN_OK;
 }
 
@@ -241,34 +247,36 @@ static attn_status backward_t(const attn_problem *p, const void *q, const void *
                               void *dk, void *dv, void *workspace, cudaStream_t stream)
 {
     const int Nq = p->seq_q, Nk = p->seq_k, D = p->head_dim, BH = p->batch * p->heads;
+    /* GQA: the g query heads of K/V head (b, h_kv) are heads b*H + h_kv*g .. + g-1, adjacent */
+    const int Mq = p->heads / attn_heads_kv(p) * Nq, BKV = p->batch * attn_heads_kv(p);
     const cudaDataType t = p->dtype == ATTN_BF16 ? CUDA_R_16BF : CUDA_R_32F;
     const Layout w = carve(p, 1, workspace);
     attn_status st = prepare(stream, w.cublas);
     if (st != ATTN_OK)
         return st;
-    const long long sq = (long long)Nq * D, skv = (long long)Nk * D, ss = (long long)Nq * Nk;
+    const long long sq = (long long)Mq * D, skv = (long long)Nk * D, ss = (long long)Mq * Nk;
     const unsigned rows = (unsigned)((size_t)BH * Nq);
     /* S = scale Q K^T, then P = exp(S - lse) */
-    CUBLAS_TRY(gemm(CUBLAS_OP_T, CUBLAS_OP_N, Nk, Nq, D, p->scale, k, t, D, skv, q, t, D, sq, 0.f,
-                    w.S, CUDA_R_32F, Nk, ss, BH));
+    CUBLAS_TRY(gemm(CUBLAS_OP_T, CUBLAS_OP_N, Nk, Mq, D, p->scale, k, t, D, skv, q, t, D, sq, 0.f,
+                    w.S, CUDA_R_32F, Nk, ss, BKV));
     recompute_p<T><<<rows, kThreads, 0, stream>>>(w.S, lse, (T *)w.P, Nq, Nk, p->causal);
-    /* dV[Nk][D] = P^T dO   <=>   dV^T (D x Nk) = dO^T (D x Nq) P (Nq x Nk) */
-    CUBLAS_TRY(gemm(CUBLAS_OP_N, CUBLAS_OP_T, D, Nk, Nq, 1.f, d_o, t, D, sq, w.P, t, Nk, ss, 0.f,
-                    dv, t, D, skv, BH));
-    /* dP[Nq][Nk] = dO V^T, into S's memory   <=>   dP^T (Nk x Nq) = V (Nk x D) dO^T (D x Nq) */
-    CUBLAS_TRY(gemm(CUBLAS_OP_T, CUBLAS_OP_N, Nk, Nq, D, 1.f, v, t, D, skv, d_o, t, D, sq, 0.f,
-                    w.S, CUDA_R_32F, Nk, ss, BH));
+    /* dV[Nk][D] = P^T dO   <=>   dV^T (D x Nk) = dO^T (D x Mq) P (Mq x Nk) */
+    CUBLAS_TRY(gemm(CUBLAS_OP_N, CUBLAS_OP_T, D, Nk, Mq, 1.f, d_o, t, D, sq, w.P, t, Nk, ss, 0.f,
+                    dv, t, D, skv, BKV));
+    /* dP[Mq][Nk] = dO V^T, into S's memory   <=>   dP^T (Nk x Mq) = V (Nk x D) dO^T (D x Mq) */
+    CUBLAS_TRY(gemm(CUBLAS_OP_T, CUBLAS_OP_N, Nk, Mq, D, 1.f, v, t, D, skv, d_o, t, D, sq, 0.f,
+                    w.S, CUDA_R_32F, Nk, ss, BKV));
     rowsum_do_o<T><<<(rows + kThreads / 32 - 1) / (kThreads / 32), kThreads, 0, stream>>>(
         (const T *)d_o, (const T *)o, w.Di, rows, D);
     softmax_grad<T><<<rows, kThreads, 0, stream>>>(w.S, w.Di, (T *)w.P, Nk);
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
-    /* dQ[Nq][D] = scale dS K   <=>   dQ^T (D x Nq) = K^T (D x Nk) dS^T (Nk x Nq) */
-    CUBLAS_TRY(gemm(CUBLAS_OP_N, CUBLAS_OP_N, D, Nq, Nk, p->scale, k, t, D, skv, w.P, t, Nk, ss,
-                    0.f, dq, t, D, sq, BH));
-    /* dK[Nk][D] = scale dS^T Q   <=>   dK^T (D x Nk) = Q^T (D x Nq) dS (Nq x Nk) */
-    CUBLAS_TRY(gemm(CUBLAS_OP_N, CUBLAS_OP_T, D, Nk, Nq, p->scale, q, t, D, sq, w.P, t, Nk, ss,
-                    0.f, dk, t, D, skv, BH));
+    /* dQ[Mq][D] = scale dS K   <=>   dQ^T (D x Mq) = K^T (D x Nk) dS^T (Nk x Mq) */
+    CUBLAS_TRY(gemm(CUBLAS_OP_N, CUBLAS_OP_N, D, Mq, Nk, p->scale, k, t, D, skv, w.P, t, Nk, ss,
+                    0.f, dq, t, D, sq, BKV));
+    /* dK[Nk][D] = scale dS^T Q   <=>   dK^T (D x Nk) = Q^T (D x Mq) dS (Mq x Nk) */
+    CUBLAS_TRY(gemm(CUBLAS_OP_N, CUBLAS_OP_T, D, Nk, Mq, p->scale, q, t, D, sq, w.P, t, Nk, ss,
+                    0.f, dk, t, D, skv, BKV));
     return ATTN_OK;
 }
 
