@@ -69,8 +69,9 @@ label(s) = is_peer(s) ? peer_label(s) : s
 # A step that adds only a backward runs an earlier step's forward kernel unchanged: drawn in the
 # forward charts, its line would lie exactly on that step's and hide it. Pairs "step:earlier"; the
 # forward charts (forward, causal, ladder, memory) leave such a step out and say so, the backward
-# and accuracy charts draw it. A name not in the CSVs changes nothing.
-forward_shared = "06_backward:05_causal_skip 13_backward_wgmma:12_three_warpgroups"
+# and accuracy charts draw it. A name not in the CSVs changes nothing. Step 14's forward is 13's
+# with a K/V head shared by a group of query heads: where H_kv = H, as in every sweep, 13's kernel.
+forward_shared = "06_backward:05_causal_skip 13_backward_wgmma:12_three_warpgroups 14_gqa:13_backward_wgmma"
 shares_forward(s) = strstrt(" ".forward_shared." ", " ".s.":") > 0
 forward_source(s) = (_fs = word(forward_shared, sum [i = 1:words(forward_shared)] \
                        (strstrt(word(forward_shared, i), s.":") == 1 ? i : 0)), _fs[strstrt(_fs, ":") + 1:])

@@ -10,7 +10,8 @@
 # appear once a run has their rows), but a chart the inputs allow that does not come out is an
 # error (exit status 1). The steps are read from the CSVs, so a new step shows up in every chart
 # without a change to these scripts; the one fact about steps the scripts hold is which step runs
-# an earlier step's forward kernel unchanged (forward_shared in _style.gp: 06 runs 05's, 13 runs 12's).
+# an earlier step's forward kernel unchanged (forward_shared in _style.gp: 06 runs 05's, 13 runs
+# 12's, 14 runs 13's where H_kv = H).
 set -euo pipefail
 
 die() { echo "draw.sh: $*" >&2; exit 1; }

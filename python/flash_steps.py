@@ -35,8 +35,8 @@ Which backward runs (backward_step=None): the step's own when it has one that su
 problem (06 has one; 00 too, so step=0 stays the materialized baseline both ways). For a
 forward-only step (most of them, the fastest forwards included): the highest-numbered built step
 that has a backward, fits this GPU and supports the problem, the fastest backward by the same
-construction of the series. That is step 13 on a Hopper GPU and step 06 elsewhere (a later
-backward step once it is built), and step 00's materialized backward only when no other can do
+construction of the series. That is step 14 on a Hopper GPU (step 13's backward, carried with
+grouped-query attention) and step 06 elsewhere (a later backward step once it is built), and step 00's materialized backward only when no other can do
 the problem (today: fp32, or a head dim other than 64 and 128). It is fed with the forward step's O and lse: the contract
 fixes what lse means, so any forward pairs with any backward. choose_backward() says which it is;
 backward_step=N picks one. Every call is queued on PyTorch's current CUDA stream of the inputs'
@@ -335,7 +335,7 @@ def choose_backward(q, k, v, causal=False, scale=None, step=None, deterministic=
     """The Step whose backward differentiates attention(q, k, v, causal, scale, step,
     deterministic=...) when backward_step=None: the forward step's own backward if it has one that
     supports the problem, else the highest-numbered built step with a backward that fits this GPU
-    and supports it (step 13 on Hopper, step 06 elsewhere; step 00 only when no other can, or when
+    and supports it (step 14 on Hopper, step 06 elsewhere; step 00 only when no other can, or when
     deterministic off Hopper, since step 06 adds dQ in whatever order its blocks run; see the
     module's doc)."""
     _need_torch()
@@ -450,7 +450,7 @@ def _forward(s, p, q4, k4, v4):
 def _backward_step(s, p, cc):
     """The step whose backward follows step s's forward on p, on a GPU of compute capability cc:
     s's own if it has a backward that takes p, else the highest-numbered built step that has a
-    backward, fits cc and supports p (the fastest: 13 on Hopper, 06 elsewhere);
+    backward, fits cc and supports p (the fastest: 14 on Hopper, 06 elsewhere);
     step 00 is the lowest-numbered, so it is taken only when no other backward can do p."""
     if s.has_backward and s.supports(p, True)[0] == ATTN_OK:
         return s
@@ -507,7 +507,7 @@ class FlashAttention(torch.autograd.Function if torch is not None else _NoTorchF
 
     Returns O (and lse when return_lse). Saves L, the lse, as (B, Nq) for 3-D inputs and
     (B, H, Nq) for 4-D ones, with q, k, v and O, for the backward: the forward step's own when it
-    has one that supports the problem, else the fastest built backward that does (step 13 on
+    has one that supports the problem, else the fastest built backward that does (step 14 on
     Hopper, 06 elsewhere; step 00's only when no other can), or backward_step when given (see
     the module's doc)."""
 
@@ -551,11 +551,11 @@ def attention(q, k, v, causal=False, scale=None, step=None, return_lse=False, ba
     scale defaults to 1/sqrt(D). step=None takes the highest-numbered built step that fits this
     GPU and supports the problem (the fastest, by the construction of the series; see the module
     doc for the one exception), step=N or a name picks one. The backward is the forward step's
-    own if it has one for the problem, else the fastest built backward that supports it (step 13
+    own if it has one for the problem, else the fastest built backward that supports it (step 14
     on Hopper, 06 elsewhere; step 00's materialized backward only when no other can);
     backward_step=N picks one. deterministic=True asks for a backward whose dQ, dK and dV are the
     same bits on every call with the same inputs: a step whose backward cannot refuses it (06
-    adds dQ in whatever order its blocks run), so that is step 13's on Hopper (its dQ adds take
+    adds dQ in whatever order its blocks run), so that is step 14's on Hopper (its dQ adds take
     turns in key order), step 00's elsewhere, where it fits.
     Returns O, or (O, lse) with return_lse=True, lse float32 (B, H, Nq) ((B, Nq) for 3-D inputs,
     natural log)."""

@@ -9,7 +9,7 @@ is the token 63 places back. Chance is ln(vocab) = 4.16; only attention can do b
 that goes down means the forward and the backward of the step both work. The attention call is
 flash_steps.attention (bf16 q, k, v; the default step is the fastest that supports the problem on
 this GPU, --step picks one). Its backward is flash_steps' choice: the step's own if it has one,
-else the fastest built backward that supports the problem (step 13 on Hopper, 06 elsewhere,
+else the fastest built backward that supports the problem (step 14 on Hopper, 06 elsewhere,
 step 00's materialized one only when no other can); --backward-step picks one. The first line printed names both.
 --sdpa swaps in torch's scaled_dot_product_attention to compare (and runs without a GPU with
 --device cpu). Prints the loss per step, and the time per step. Exit status 1 if the mean loss of

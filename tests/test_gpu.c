@@ -655,8 +655,10 @@ Test(gpu, deterministic_backward_is_repeatable, .timeout = 300)
 {
     need_gpu();
     const int cc = gpu_cc();
+    /* the last: grouped-query attention (8 query heads on 2 K/V heads), for the steps that take it */
     const attn_problem shapes[] = {{2, 3, 300, 257, 64, 1, ATTN_BF16, 0.125f, 3, 1},
-                                   {1, 4, 1000, 1000, 128, 0, ATTN_BF16, 0.0884f, 4, 1}};
+                                   {1, 4, 1000, 1000, 128, 0, ATTN_BF16, 0.0884f, 4, 1},
+                                   {2, 8, 300, 257, 64, 1, ATTN_BF16, 0.125f, 2, 1}};
     int took = 0;
     cudaStream_t other;
     cr_assert(cuda_ok(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), "stream"));
@@ -725,24 +727,16 @@ Test(gpu, deterministic_backward_is_repeatable, .timeout = 300)
     cr_expect(took > 0, "no step took a deterministic backward on this GPU (step 00 should)");
 }
 
-/* Step 13's backward launches causal blocks in sections of heads (bwd_heads_per_section): the
- * grid's shapes have a few heads and make one section, in which the order is the plain one (key
- * tile 0 of every head first). These have many heads and make two, three and four sections on an
- * H200's 132 SMs (as many or more on a GPU with fewer), with ragged Nq and Nk in the last one: every
- * gradient against the reference (step 00 in fp32: long cases), outputs poisoned first. */
-Test(gpu, step13_causal_sections_of_heads, .timeout = 300)
+/* Each problem's causal backward against the reference (step 00 in fp32: long cases), outputs
+ * poisoned first. */
+static void causal_backwards(const attn_step *s, const attn_problem *probs, size_t n)
 {
-    need_gpu();
-    const attn_step *s = step("13");
     const char *why = NULL;
     if (!attn_gpu_fits(s, gpu_cc(), &why))
         cr_skip_test("%s does not run on this GPU: %s", s->name, why ? why : "");
     check_set_gpu_reference(step("00"));
-    const attn_problem probs[] = {{1, 140, 600, 600, 64, 1, ATTN_BF16, 0.125f, 140, 0},
-                                  {2, 70, 1000, 1000, 128, 1, ATTN_BF16, 0.0884f, 70, 0},
-                                  {4, 64, 700, 500, 128, 1, ATTN_BF16, 0.0884f, 64, 0}};
     const uint64_t seed = (uint64_t)time(NULL);
-    for (size_t i = 0; i < sizeof probs / sizeof probs[0]; i++) {
+    for (size_t i = 0; i < n; i++) {
         char what[64];
         fmt_shape(&probs[i], what, sizeof what);
         check_case c;
@@ -759,6 +753,32 @@ Test(gpu, step13_causal_sections_of_heads, .timeout = 300)
                     what, r.t[0].err.rel_l2, r.t[1].err.rel_l2, r.t[2].err.rel_l2);
         case_free(&c);
     }
+}
+
+/* Step 13's backward launches causal blocks in sections of heads (bwd_heads_per_section): the
+ * grid's shapes have a few heads and make one section, in which the order is the plain one (key
+ * tile 0 of every head first). These have many heads and make two, three and four sections on an
+ * H200's 132 SMs (as many or more on a GPU with fewer), with ragged Nq and Nk in the last one: every
+ * gradient against the reference (step 00 in fp32: long cases), outputs poisoned first. */
+Test(gpu, step13_causal_sections_of_heads, .timeout = 300)
+{
+    need_gpu();
+    const attn_problem probs[] = {{1, 140, 600, 600, 64, 1, ATTN_BF16, 0.125f, 140, 0},
+                                  {2, 70, 1000, 1000, 128, 1, ATTN_BF16, 0.0884f, 70, 0},
+                                  {4, 64, 700, 500, 128, 1, ATTN_BF16, 0.0884f, 64, 0}};
+    causal_backwards(step("13"), probs, sizeof probs / sizeof probs[0]);
+}
+
+/* Step 14's sections count K/V heads, each block walking its group of query heads: the same
+ * numbers of blocks as step 13's test above (two, three and four sections on an H200), now with
+ * groups of 2, 4 and 2 query heads. */
+Test(gpu, step14_grouped_causal_sections_of_heads, .timeout = 300)
+{
+    need_gpu();
+    const attn_problem probs[] = {{1, 280, 600, 600, 64, 1, ATTN_BF16, 0.125f, 140, 0},
+                                  {2, 280, 1000, 1000, 128, 1, ATTN_BF16, 0.0884f, 70, 0},
+                                  {4, 128, 700, 500, 128, 1, ATTN_BF16, 0.0884f, 64, 0}};
+    causal_backwards(step("14"), probs, sizeof probs / sizeof probs[0]);
 }
 
 /* ------------------------------------------------------------------------- the skips */

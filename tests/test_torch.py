@@ -60,6 +60,10 @@ HAVE_GPU = torch.cuda.is_available()
 needs_gpu = pytest.mark.skipif(not HAVE_GPU, reason="no CUDA GPU (torch.cuda.is_available() "
                                "is False)")
 STEPS = fs.available()
+# The Hopper backward the door takes by default: the highest-numbered built step from 13 on with a
+# backward (14 carries 13's, with grouped-query attention), or None where none is built.
+HOPPER_BWD = ([n for n in STEPS if n[:2].isdigit() and int(n[:2]) >= 13
+               and fs.load(n).has_backward] or [None])[-1]
 STEP_PARAMS = STEPS or ["none-built"]
 
 FLOOR = {torch.bfloat16: 2.0**-10, torch.float32: 1e-5}
@@ -272,7 +276,7 @@ class FakeBackwardStep:
 def test_default_backward_is_the_fastest_that_can(monkeypatch):
     """Without a GPU (supports() is host code): a forward-only step is differentiated by the
     highest-numbered built step whose backward fits the GPU and supports the problem (bf16 D = 64
-    or 128: 13 on Hopper, 06 before), step 00 only where none other can (fp32); a step with its
+    or 128: 13 or later on Hopper, 06 before), step 00 only where none other can (fp32); a step with its
     own backward uses it; a later backward step is picked up without a change to flash_steps."""
     if not STEPS:
         pytest.skip("no steps built: run make")
@@ -301,7 +305,7 @@ def test_default_backward_is_the_fastest_that_can(monkeypatch):
                     assert fs._backward_step(s, p, cc) is s, "%s does not use its own" % s.name
     if "06_backward" in STEPS:
         p = fs.Problem(4, 8, 1024, 1024, 128, 1, fs.ATTN_BF16, 128 ** -0.5)
-        hopper = "13_backward_wgmma" if "13_backward_wgmma" in STEPS else "06_backward"
+        hopper = HOPPER_BWD or "06_backward"
         assert fs._backward_step(fwd_only[-1], p, 90).name == hopper
         assert fs._backward_step(fwd_only[-1], p, 80).name == "06_backward"
         p.dtype = fs.ATTN_FP32
@@ -319,9 +323,9 @@ def test_default_backward_is_the_fastest_that_can(monkeypatch):
 def test_deterministic_backward_is_one_that_can():
     """Without a GPU (supports() is host code): deterministic=1 asks for a backward with
     bitwise-repeatable outputs. Step 06 adds dQ in whatever order its blocks run and refuses it,
-    saying so; step 13 takes it (its dQ adds take turns). So a forward-only step's backward is
-    then step 13's on Hopper and step 00's elsewhere, and step 06 hands it on too. Every forward
-    takes it."""
+    saying so; steps 13 and 14 take it (their dQ adds take turns). So a forward-only step's
+    backward is then the highest of those on Hopper and step 00's elsewhere, and step 06 hands it
+    on too. Every forward takes it."""
     if not STEPS:
         pytest.skip("no steps built: run make")
     steps = [fs.load(n) for n in STEPS]
@@ -332,11 +336,11 @@ def test_deterministic_backward_is_one_that_can():
         if s.name == "06_backward":
             st, why = s.supports(p, True)
             assert st == fs.ATTN_ERR_UNSUPPORTED and "deterministic" in why, (s.name, st, why)
-        if s.name == "13_backward_wgmma":
+        if s.name[:2].isdigit() and int(s.name[:2]) >= 13:
             assert s.supports(p, True)[0] == fs.ATTN_OK, (s.name, s.supports(p, True))
     fwd_only = [s for s in steps if not s.has_backward]
-    if {"00_materialized", "13_backward_wgmma"} <= set(STEPS) and fwd_only:
-        for cc, want in ((80, "00_materialized"), (90, "13_backward_wgmma")):
+    if "00_materialized" in STEPS and HOPPER_BWD and fwd_only:
+        for cc, want in ((80, "00_materialized"), (90, HOPPER_BWD)):
             assert fs._backward_step(fwd_only[-1], p, cc).name == want
             s06 = [s for s in steps if s.name == "06_backward"]
             for s in s06:
@@ -347,12 +351,12 @@ def test_deterministic_backward_is_one_that_can():
 @pytest.mark.parametrize("causal", [False, True])
 def test_deterministic_backward_is_repeatable(causal):
     """attention(..., deterministic=True): the same bits of dq, dk, dv over repeated backwards,
-    from step 13's backward on Hopper (its dQ adds take turns), step 00's elsewhere. Against the
-    default backward of the same step, only the order of dQ's fp32 adds differs: the two dq agree
+    from the Hopper backward (HOPPER_BWD: step 13's or a later one; its dQ adds take turns),
+    step 00's elsewhere. Against the default backward of the same step, only the order of dQ's fp32 adds differs: the two dq agree
     to well under one bf16 rounding step (rel-L2 < 2^-8) and dk, dv are the same bits."""
-    want = "13_backward_wgmma" if torch.cuda.get_device_capability() == (9, 0) else "00_materialized"
-    if want not in STEPS:
-        pytest.skip("step %s is not built" % want[:2])
+    want = HOPPER_BWD if torch.cuda.get_device_capability() == (9, 0) else "00_materialized"
+    if want not in STEPS:   # HOPPER_BWD None: no Hopper backward built
+        pytest.skip("step %s is not built" % (want[:2] if want else "13 (or a later backward)"))
     q, k, v, do = inputs(2, 3, 300, 257, 64, torch.bfloat16, seed=5, grad=True)
     assert fs.choose_backward(q, k, v, causal, deterministic=True).name == want
     grads = []
@@ -364,7 +368,7 @@ def test_deterministic_backward_is_repeatable(causal):
     for g in grads[1:3]:
         for a, b, name in zip(grads[0], g, ("dq", "dk", "dv")):
             assert torch.equal(a, b), "%s differs between deterministic backwards" % name
-    if want == "13_backward_wgmma":
+    if want == HOPPER_BWD:
         d, n = grads[0][0].float(), grads[3][0].float()
         assert ((d - n).norm() / n.norm()).item() < 2 ** -8, "deterministic dq far from default"
         for a, b, name in zip(grads[0][1:], grads[3][1:], ("dk", "dv")):
