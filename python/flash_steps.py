@@ -1,17 +1,48 @@
 """flash_steps: any step of the series, called from PyTorch through ctypes.
 
     import flash_steps                      # python/ on sys.path (or PYTHONPATH=python)
-    o = flash_steps.attention(q, k, v, causal=True)            # like F.scaled_dot_product_attention
+    o = flash_steps.sdpa(q, k, v, is_causal=True)              # F.scaled_dot_product_attention's call
+    o = flash_steps.sdpa(q, k, v, enable_gqa=True)             # k, v with H_kv heads, H_kv | H
+    o = flash_steps.attention(q, k, v, causal=True)            # the first door: (B, N, D) too, step=
     o = flash_steps.FlashAttention.apply(q, k, v, True)        # the autograd.Function itself
+    torch.compile(model, fullgraph=True)    # a model calling flash_steps.sdpa: no graph break
 
 It loads the same build/steps/NN_name.so files as the C tools (build them with `make`; no C++
 extension, no other build step) and talks to each through its `attn_step_info`, the struct of
 common/attention.h, mirrored below field by field. Nothing here computes attention itself.
 
-What goes in: q (B, H, Nq, D), k and v (B, H, Nk, D), CUDA tensors of one device, all bf16 or
-all fp32, or the same without the head axis, (B, N, D). What comes out: O shaped like q, and with
+What goes in: q (B, H, Nq, D), k and v (B, H, Nk, D) (or (B, H_kv, Nk, D): grouped-query, below),
+CUDA tensors of one device, all bf16 or all fp32, or the same without the head axis, (B, N, D)
+(not through sdpa). What comes out: O shaped like q, and with
 return_lse=True also lse, float32 (B, H, Nq) (or (B, Nq)), the natural-log logsumexp of each
 row's scaled, masked scores. Causal is top-left (query i sees keys j <= i), as SDPA's is_causal.
+
+Grouped-query attention: with enable_gqa=True (sdpa's and attention()'s keyword, as in
+F.scaled_dot_product_attention), k and v may have H_kv heads where q has H, H a multiple of H_kv
+(multi-query: H_kv = 1); query head h reads K/V head h / (H / H_kv), and dk, dv come back with H_kv
+heads, summed over each group by the step itself. The problem's heads_kv is k's head count. Steps
+00 and 14 take it; every other step's supports() refuses it, so the choice below passes over them
+as over any problem they cannot do (on a Hopper GPU: step 14 both ways for bf16 at D = 64 or 128;
+elsewhere, and for fp32 or other head dims, step 00). H not a multiple of H_kv is a ValueError,
+and so is H_kv != H without enable_gqa=True.
+
+sdpa(query, key, value, is_causal=False, scale=None, enable_gqa=False) is SDPA's call on (B, H, N,
+D) tensors (keyword-only extras: step=, backward_step=, deterministic=; attn_mask and dropout_p
+only as None and 0.0). It calls flash_steps::attention_fwd, a torch.library.custom_op returning
+(O, lse), whose registered autograd formula (setup_context saves q, k, v, O, lse) calls the
+custom op flash_steps::attention_bwd, returning (dq, dk, dv); each has a fake kernel that gives
+the outputs' shapes and dtypes from the inputs' alone (O like q, contiguous; lse float32 (B, H,
+Nq); dq, dk, dv like q, k, v), so that torch.compile(model, fullgraph=True) traces a model that
+calls sdpa() as one graph (tests/test_torch.py checks that, and runs torch.library.opcheck on both
+ops). The step is chosen inside the real kernels, at run time, by the rule below, never in the
+traced code: the fake kernels need no GPU call, and what a step's choice depends on (the GPU, the
+free memory for step 00) is read when the op runs. The ops take tensors and plain scalars only:
+the step as a string ("" for the door's choice, else a number or a name). Called directly, the
+ops take any H_kv that divides H (enable_gqa is sdpa's gate, as SDPA's). Inside
+torch.compile(fullgraph=True) sdpa's input checks run while Dynamo traces: a bad input is then
+Dynamo's error (torch._dynamo.exc.Unsupported), whose message carries the ValueError's.
+attention() stays on the autograd.Function FlashAttention (it also takes (B, N, D) inputs and
+saves L as the course expects); both run the same steps.
 
 Layout and alignment: the contract wants contiguous (B, H, N, D) tensors whose data pointers are
 16-byte aligned (a step returns ATTN_ERR_INVALID otherwise). Any other strides are made contiguous,
@@ -43,8 +74,8 @@ backward_step=N picks one. Every call is queued on PyTorch's current CUDA stream
 device, and the workspace comes from PyTorch's caching allocator on that stream.
 
 Without PyTorch the module still imports: available(), load() and the listing below need only
-ctypes; attention(), choose(), choose_backward() and FlashAttention.apply raise one ImportError
-that says so.
+ctypes; attention(), sdpa(), choose(), choose_backward() and FlashAttention.apply raise one
+ImportError that says so (and no custom op is registered).
 
 Errors: FileNotFoundError when build/steps (or the step's .so) is missing (it says to run make);
 ValueError for an unknown step, a .so that does not follow common/attention.h, wrong device,
@@ -54,8 +85,9 @@ or torch.cuda.OutOfMemoryError when the workspace does not fit; RuntimeError whe
 inside a step fails. A step with a known bug on the problem (step 01 when Nk % 16 != 0) runs
 only when asked for by name, with a RuntimeWarning that quotes the bug.
 
-What it is not: no dropout, no attention mask other than causal, no fp16, no grouped-query
-attention (q, k, v have the same number of heads), no double backward.
+What it is not: no dropout, no attention mask other than causal, no fp16, grouped-query attention
+only by steps 00 and 14 (the others refuse it), no double backward (flash_steps::attention_bwd has
+no autograd formula), no gradient through lse (it is marked non-differentiable).
 
 `python3 python/flash_steps.py` lists the built steps and what each needs (no torch needed).
 """
@@ -74,8 +106,8 @@ except ImportError as _e:   # the ctypes half (listing, loading) works without i
                  "and loads steps (python3 python/flash_steps.py); attention() needs torch with "
                  "CUDA (pip install torch)" % _e)
 
-__all__ = ["attention", "FlashAttention", "load", "available", "choose", "choose_backward", "Step",
-           "steps_dir"]
+__all__ = ["attention", "sdpa", "FlashAttention", "load", "available", "choose", "choose_backward",
+           "Step", "steps_dir"]
 
 
 def _need_torch():
@@ -98,14 +130,16 @@ class Problem(ctypes.Structure):
                 ("head_dim", ctypes.c_int), ("causal", ctypes.c_int),
                 ("dtype", ctypes.c_int),          # attn_dtype
                 ("scale", ctypes.c_float),
-                ("heads_kv", ctypes.c_int),       # H_kv; this door passes H (no grouped heads)
+                ("heads_kv", ctypes.c_int),       # H_kv (0: H); this door passes k's heads
                 ("deterministic", ctypes.c_int)]  # 1: a bitwise-repeatable backward
 
     def __repr__(self):
-        return ("B=%d H=%d Nq=%d Nk=%d D=%d %s%s scale=%g" %
-                (self.batch, self.heads, self.seq_q, self.seq_k, self.head_dim,
-                 "bf16" if self.dtype == ATTN_BF16 else "fp32",
-                 " causal" if self.causal else "", self.scale))
+        kv = self.heads_kv if self.heads_kv else self.heads
+        return ("B=%d H=%d%s Nq=%d Nk=%d D=%d %s%s scale=%g%s" %
+                (self.batch, self.heads, "" if kv == self.heads else " H_kv=%d" % kv, self.seq_q,
+                 self.seq_k, self.head_dim, "bf16" if self.dtype == ATTN_BF16 else "fp32",
+                 " causal" if self.causal else "", self.scale,
+                 " deterministic" if self.deterministic else ""))
 
 
 _P = ctypes.POINTER(Problem)
@@ -280,13 +314,29 @@ def _aligned(t):
     return torch.empty_like(t, memory_format=torch.contiguous_format).copy_(t)
 
 
-def _as_4d(q, k, v):
-    """Checks q, k, v and returns them as contiguous (B, H, N, D) tensors, and whether they came
-    without the head axis."""
+def _shapes_want(q, k, v):
+    """What (B, H, N, D) shapes must be, and what came (made only when raising: formatting sizes
+    is no part of what torch.compile traces)."""
+    return ("shapes must be q (B, H, Nq, D) and k, v (B, H_kv, Nk, D), with one B and one D (v's D "
+            "is q's) and H a multiple of H_kv; got q %s, k %s, v %s"
+            % (tuple(q.shape), tuple(k.shape), tuple(v.shape)))
+
+
+def _check_inputs(q, k, v, enable_gqa=False, four_d=False, fake=False):
+    """Checks what q, k, v are (type, rank, dtype, shapes, device) without reading their data, so
+    that the custom op's fake kernel runs it on FakeTensors and torch.compile traces it as plain
+    Python; returns whether they came without the head axis. K and V may have H_kv heads where q
+    has H (grouped-query attention) when H is a multiple of H_kv and enable_gqa is true, as in
+    F.scaled_dot_product_attention. four_d: only (B, H, N, D) (sdpa and the custom ops); fake:
+    meta tensors pass too (what register_fake also serves)."""
     for n, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
             raise ValueError("%s must be a torch.Tensor, not %s" % (n, type(t).__name__))
-    if q.dim() not in (3, 4) or k.dim() != q.dim() or v.dim() != q.dim():
+    if four_d:
+        if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
+            raise ValueError("q, k, v must all be (B, H, N, D); got shapes %s, %s, %s"
+                             % (tuple(q.shape), tuple(k.shape), tuple(v.shape)))
+    elif q.dim() not in (3, 4) or k.dim() != q.dim() or v.dim() != q.dim():
         raise ValueError("q, k, v must all be (B, H, N, D) or all (B, N, D); got shapes %s, %s, %s"
                          % (tuple(q.shape), tuple(k.shape), tuple(v.shape)))
     if not (q.dtype == k.dtype == v.dtype):
@@ -294,44 +344,75 @@ def _as_4d(q, k, v):
     if q.dtype == torch.float16:
         raise ValueError("fp16 is not supported: the steps take bf16 or fp32 "
                          "(q.to(torch.bfloat16))")
-    if q.dtype not in _DTYPES:
+    if q.dtype != torch.bfloat16 and q.dtype != torch.float32:
         raise ValueError("dtype %s is not supported: the steps take bf16 or fp32" % q.dtype)
-    if q.device.type != "cuda" or k.device != q.device or v.device != q.device:
+    three = q.dim() == 3
+    v_is_k = True   # index by index (what Dynamo traces plainly, with symbolic sizes too)
+    for i in range(k.dim()):
+        if v.shape[i] != k.shape[i]:
+            v_is_k = False
+    if three:
+        B, Nq, D = q.shape
+        if k.shape[0] != B or k.shape[2] != D or not v_is_k:
+            raise ValueError("shapes must be q (B, Nq, D) and k, v (B, Nk, D), with one B and one D "
+                             "(v's D is q's); got q %s, k %s, v %s"
+                             % (tuple(q.shape), tuple(k.shape), tuple(v.shape)))
+    else:
+        B, H, Nq, D = q.shape
+        H_kv = k.shape[1]
+        if k.shape[0] != B or k.shape[3] != D or not v_is_k:
+            raise ValueError(_shapes_want(q, k, v))
+        if H_kv != H:
+            if H_kv < 1 or H % H_kv != 0:
+                raise ValueError("%s: H = %d is not a multiple of H_kv = %d (grouped-query "
+                                 "attention: query head h reads K/V head h / (H / H_kv))"
+                                 % (_shapes_want(q, k, v), H, H_kv))
+            if not enable_gqa:
+                raise ValueError("k and v have H_kv = %d heads and q has H = %d: grouped-query "
+                                 "attention, which needs enable_gqa=True (as in "
+                                 "F.scaled_dot_product_attention); got q %s, k %s, v %s"
+                                 % (H_kv, H, tuple(q.shape), tuple(k.shape), tuple(v.shape)))
+    dev = q.device
+    if not (dev.type == "cuda" or (fake and dev.type == "meta")) or k.device != dev \
+            or v.device != dev:
         raise ValueError("q, k, v must be CUDA tensors on one device; got %s, %s, %s"
                          % (q.device, k.device, v.device))
-    three = q.dim() == 3
-    shapes = (tuple(q.shape), tuple(k.shape), tuple(v.shape))
+    return three
+
+
+def _as_4d(q, k, v, enable_gqa=False, four_d=False):
+    """Checks q, k, v (_check_inputs) and returns them as contiguous, 16-byte aligned
+    (B, H, N, D) tensors (k and v (B, H_kv, Nk, D)), and whether they came without the head axis."""
+    three = _check_inputs(q, k, v, enable_gqa, four_d)
     if three:
         q, k, v = q.unsqueeze(1), k.unsqueeze(1), v.unsqueeze(1)
-    B, H, Nq, D = q.shape
-    if k.shape[:2] != (B, H) or k.shape[3] != D or v.shape != k.shape:
-        raise ValueError("shapes must be q %s and k, v %s, with one B%s and one D (no grouped "
-                         "heads, v's D is q's); got q %s, k %s, v %s" % ((
-                             ("(B, Nq, D)", "(B, Nk, D)", "") if three else
-                             ("(B, H, Nq, D)", "(B, H, Nk, D)", ", one H")) + shapes))
     return _aligned(q.contiguous()), _aligned(k.contiguous()), _aligned(v.contiguous()), three
 
 
 def _problem(q4, k4, causal, scale, deterministic=False):
     B, H, Nq, D = q4.shape
-    Nk = k4.shape[2]
-    for n, x in (("batch", B), ("heads", H), ("seq_q", Nq), ("seq_k", Nk), ("head_dim", D)):
+    H_kv, Nk = k4.shape[1], k4.shape[2]
+    for n, x in (("batch", B), ("heads", H), ("heads_kv", H_kv), ("seq_q", Nq), ("seq_k", Nk),
+                 ("head_dim", D)):
         if x > INT_MAX:
             raise ValueError("%s = %d does not fit the contract's int" % (n, x))
     if scale is None:
         scale = 1.0 / math.sqrt(D) if D > 0 else 1.0
-    return Problem(B, H, Nq, Nk, D, 1 if causal else 0, _DTYPES[q4.dtype], float(scale), H,
+    return Problem(B, H, Nq, Nk, D, 1 if causal else 0, _DTYPES[q4.dtype], float(scale), H_kv,
                    1 if deterministic else 0)
 
 
-def choose(q, k, v, causal=False, scale=None):
-    """The Step that attention() runs for these inputs when step=None (see the module's doc)."""
+def choose(q, k, v, causal=False, scale=None, enable_gqa=False):
+    """The Step that attention() and sdpa() run for these inputs when step=None (see the module's
+    doc). A step whose supports() refuses the problem (grouped-query attention included: only
+    steps 00 and 14 take H_kv < H) is passed over, as for any problem it cannot do."""
     _need_torch()
-    q4, k4, _, _ = _as_4d(q, k, v)
+    q4, k4, _, _ = _as_4d(q, k, v, enable_gqa)
     return _choose(_problem(q4, k4, causal, scale), q4.device)
 
 
-def choose_backward(q, k, v, causal=False, scale=None, step=None, deterministic=False):
+def choose_backward(q, k, v, causal=False, scale=None, step=None, deterministic=False,
+                    enable_gqa=False):
     """The Step whose backward differentiates attention(q, k, v, causal, scale, step,
     deterministic=...) when backward_step=None: the forward step's own backward if it has one that
     supports the problem, else the highest-numbered built step with a backward that fits this GPU
@@ -339,7 +420,7 @@ def choose_backward(q, k, v, causal=False, scale=None, step=None, deterministic=
     deterministic off Hopper, since step 06 adds dQ in whatever order its blocks run; see the
     module's doc)."""
     _need_torch()
-    q4, k4, _, _ = _as_4d(q, k, v)
+    q4, k4, _, _ = _as_4d(q, k, v, enable_gqa)
     p = _problem(q4, k4, causal, scale, deterministic)
     s = _resolve(step, p, q4.device)
     return _backward_step(s, p, _device_cc(q4.device))
@@ -503,7 +584,7 @@ class _NoTorchFunction:
 
 class FlashAttention(torch.autograd.Function if torch is not None else _NoTorchFunction):
     """apply(q, k, v, is_causal=False, scale=None, step=None, return_lse=False,
-    backward_step=None, deterministic=False), positionally.
+    backward_step=None, deterministic=False, enable_gqa=False), positionally.
 
     Returns O (and lse when return_lse). Saves L, the lse, as (B, Nq) for 3-D inputs and
     (B, H, Nq) for 4-D ones, with q, k, v and O, for the backward: the forward step's own when it
@@ -513,8 +594,8 @@ class FlashAttention(torch.autograd.Function if torch is not None else _NoTorchF
 
     @staticmethod
     def forward(ctx, q, k, v, is_causal=False, scale=None, step=None, return_lse=False,
-                backward_step=None, deterministic=False):
-        q4, k4, v4, three = _as_4d(q, k, v)
+                backward_step=None, deterministic=False, enable_gqa=False):
+        q4, k4, v4, three = _as_4d(q, k, v, enable_gqa)
         p = _problem(q4, k4, is_causal, scale, deterministic)
         with torch.cuda.device(q4.device):
             s = _resolve(step, p, q4.device)
@@ -539,15 +620,18 @@ class FlashAttention(torch.autograd.Function if torch is not None else _NoTorchF
                                    ctx.backward_step)
         if ctx.three:
             dq, dk, dv = dq.squeeze(1), dk.squeeze(1), dv.squeeze(1)
-        return dq, dk, dv, None, None, None, None, None, None
+        return dq, dk, dv, None, None, None, None, None, None, None
 
 
 def attention(q, k, v, causal=False, scale=None, step=None, return_lse=False, backward_step=None,
-              deterministic=False):
+              deterministic=False, enable_gqa=False):
     """O = softmax(scale * q k^T, causal mask) v by one step of the series, differentiable.
 
     q (B, H, Nq, D), k and v (B, H, Nk, D), or all three (B, N, D); CUDA, bf16 or fp32; any
     strides and any alignment (misaligned tensors are copied to aligned ones; see the module doc).
+    With enable_gqa=True, k and v may have H_kv heads where q has H, H a multiple of H_kv
+    (grouped-query attention; query head h reads K/V head h / (H / H_kv); dk and dv come back with
+    H_kv heads); only steps 00 and 14 take it, and the choice passes over the others.
     scale defaults to 1/sqrt(D). step=None takes the highest-numbered built step that fits this
     GPU and supports the problem (the fastest, by the construction of the series; see the module
     doc for the one exception), step=N or a name picks one. The backward is the forward step's
@@ -561,7 +645,135 @@ def attention(q, k, v, causal=False, scale=None, step=None, return_lse=False, ba
     natural log)."""
     _need_torch()
     return FlashAttention.apply(q, k, v, bool(causal), scale, step, bool(return_lse), backward_step,
-                                bool(deterministic))
+                                bool(deterministic), bool(enable_gqa))
+
+
+# ------------------------------------------------------------- the PyTorch operator and sdpa()
+#
+# flash_steps::attention_fwd and flash_steps::attention_bwd are torch.library custom ops, so that
+# torch.compile(fullgraph=True) keeps a model that calls sdpa() in one graph: Dynamo and
+# AOTAutograd see one opaque node per call, shaped by the fake kernels below, which read shapes and
+# dtypes only (no GPU call, no step). The step is chosen inside the real kernels, at run time, on
+# every call, by the same rule as attention() (_resolve: step "" is the door's choice, else a
+# number or a name); the outputs' shapes and dtypes do not depend on which step runs, so the fake
+# kernels need not know it. The backward kernel resolves the forward step again from the same
+# arguments and problem (same shapes, dtypes, device) and takes its backward by _backward_step,
+# so it pairs as attention() pairs them. Only the step-00-for-the-lessons exception reads the free
+# memory; where the two calls see different free memory, the two choices can differ only between
+# step 00 and a lesson 01/02, and the backward is step 00's either way: what falls to the lessons
+# no later step's forward takes, and no later step's backward takes a problem its forward refuses.
+
+def _step_spec(step):
+    """A step (None, a number, a name or a Step) as the custom ops' string: "" for the door's
+    choice."""
+    if step is None:
+        return ""
+    if isinstance(step, Step):
+        return step.name
+    return str(step)
+
+
+if torch is not None:
+    from typing import Optional, Tuple
+
+    def _attention_fwd_impl(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
+                            scale: Optional[float], step: str, backward_step: str,
+                            deterministic: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+        q4, k4, v4, _ = _as_4d(q, k, v, enable_gqa=True, four_d=True)
+        p = _problem(q4, k4, causal, scale, deterministic)
+        with torch.cuda.device(q4.device):
+            s = _resolve(step or None, p, q4.device)
+            return _forward(s, p, q4, k4, v4)
+
+    def _attention_bwd_impl(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                            o: torch.Tensor, lse: torch.Tensor, causal: bool,
+                            scale: Optional[float], step: str, backward_step: str,
+                            deterministic: bool) -> Tuple[torch.Tensor, torch.Tensor,
+                                                          torch.Tensor]:
+        q4, k4, v4, _ = _as_4d(q, k, v, enable_gqa=True, four_d=True)
+        B, H, Nq, _ = q4.shape
+        if do.shape != q4.shape or o.shape != q4.shape or tuple(lse.shape) != (B, H, Nq) \
+                or lse.dtype != torch.float32:
+            raise ValueError("attention_bwd: dO and O must be shaped as q %s and lse float32 %s; "
+                             "got dO %s, O %s, lse %s %s" % (tuple(q4.shape), (B, H, Nq),
+                                                              tuple(do.shape), tuple(o.shape),
+                                                              tuple(lse.shape), lse.dtype))
+        p = _problem(q4, k4, causal, scale, deterministic)
+        o4 = _aligned(o.to(q4.dtype).contiguous())
+        do4 = _aligned(do.to(q4.dtype).contiguous())
+        lse4 = _aligned(lse.contiguous())
+        with torch.cuda.device(q4.device):
+            s = _resolve(step or None, p, q4.device)
+            return _backward(s, p, q4, k4, v4, o4, lse4, do4, backward_step or None)
+
+    def _attention_fwd_fake(q, k, v, causal, scale, step, backward_step, deterministic):
+        _check_inputs(q, k, v, enable_gqa=True, four_d=True, fake=True)
+        B, H, Nq, _ = q.shape
+        return q.new_empty(q.shape), q.new_empty((B, H, Nq), dtype=torch.float32)
+
+    def _attention_bwd_fake(do, q, k, v, o, lse, causal, scale, step, backward_step,
+                            deterministic):
+        _check_inputs(q, k, v, enable_gqa=True, four_d=True, fake=True)
+        return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+
+    def _attention_setup_context(ctx, inputs, output):
+        q, k, v, causal, scale, step, backward_step, deterministic = inputs
+        o, lse = output
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.args = (causal, scale, step, backward_step, deterministic)
+        ctx.mark_non_differentiable(lse)   # the steps' backwards take dO only, as attention()'s
+
+    def _attention_backward(ctx, do, dlse):
+        q, k, v, o, lse = ctx.saved_tensors
+        dq, dk, dv = torch.ops.flash_steps.attention_bwd(do, q, k, v, o, lse, *ctx.args)
+        return dq, dk, dv, None, None, None, None, None
+
+    def _register_ops():
+        """Defines flash_steps::attention_fwd and ::attention_bwd once per process: a second copy
+        of this module (run as a script, or reloaded) finds them defined and uses them."""
+        try:
+            torch.ops.flash_steps.attention_fwd
+            return
+        except (AttributeError, RuntimeError):
+            pass
+        fwd = torch.library.custom_op("flash_steps::attention_fwd", _attention_fwd_impl,
+                                      mutates_args=())
+        bwd = torch.library.custom_op("flash_steps::attention_bwd", _attention_bwd_impl,
+                                      mutates_args=())
+        fwd.register_fake(_attention_fwd_fake)
+        bwd.register_fake(_attention_bwd_fake)
+        fwd.register_autograd(_attention_backward, setup_context=_attention_setup_context)
+
+    _register_ops()
+
+
+def sdpa(query, key, value, is_causal=False, scale=None, enable_gqa=False, *, attn_mask=None,
+         dropout_p=0.0, step=None, backward_step=None, deterministic=False):
+    """F.scaled_dot_product_attention's call, by the steps of the series: O, differentiable.
+
+    query (B, H, Nq, D), key and value (B, H_kv, Nk, D): CUDA, bf16 or fp32, any strides.
+    is_causal: top-left, as SDPA's; scale: default 1/sqrt(D); enable_gqa=True lets H_kv divide H
+    (grouped-query attention, query head h reads K/V head h / (H / H_kv), as SDPA's enable_gqa;
+    without it H_kv != H is a ValueError, and so is H not a multiple of H_kv). attn_mask and
+    dropout_p are keyword-only here and take only None and 0.0 (SDPA's 4th and 5th positional
+    arguments are attn_mask and dropout_p: pass is_causal, scale and enable_gqa by keyword to keep
+    a call the same for both).
+
+    It calls the custom op flash_steps::attention_fwd, whose registered autograd formula calls
+    flash_steps::attention_bwd, so torch.compile(model, fullgraph=True) traces it without a graph
+    break. The step is the door's choice, as attention()'s, made inside the op at run time (see the
+    comment above _step_spec); step=, backward_step= (a number, a name or a Step) and
+    deterministic= are attention()'s."""
+    _need_torch()
+    if attn_mask is not None:
+        raise ValueError("sdpa: attn_mask is not supported (only is_causal's mask)")
+    if dropout_p != 0.0:
+        raise ValueError("sdpa: dropout is not supported (dropout_p must be 0.0)")
+    _check_inputs(query, key, value, enable_gqa, four_d=True)
+    o, _ = torch.ops.flash_steps.attention_fwd(
+        query, key, value, bool(is_causal), None if scale is None else float(scale),
+        _step_spec(step), _step_spec(backward_step), bool(deterministic))
+    return o
 
 
 # ---------------------------------------------------------------------------------- a listing

@@ -18,13 +18,21 @@ any case within the bound does; and test_known_bug_shows runs inputs made to sho
 inputs, Nk % 16 != 0, non-causal, the padding a large share of the keys), where the error must
 exceed the bound, as the C check (attn check) demands: a bug that vanished there fails.
 
+Grouped-query attention and the PyTorch operator: flash_steps.sdpa (the custom ops
+flash_steps::attention_fwd and ::attention_bwd) against F.scaled_dot_product_attention(...,
+enable_gqa=True) on random grouped shapes (groups of 1, 4, 8 and multi-query), bf16 and fp32, by
+the same rule; attention(..., step=s, enable_gqa=True) for every step (00 and 14 take it, the
+others refuse it with their why); torch.compile(fullgraph=True) of a small module calling sdpa,
+forward and backward, against eager; torch.library.opcheck on both ops.
+
 Without torch the whole file skips with the reason; without a GPU only the tests that need no
-GPU run (the ctypes struct against attention.h, loading errors, dtype errors, the choice of the
-backward step, the alignment copy).
+GPU run (the ctypes struct against attention.h, loading errors, dtype and shape errors, grouped
+heads' errors, the choice of the forward and backward step, the alignment copy).
 """
 import ctypes
 import math
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -91,9 +99,9 @@ def need_step(name):
     return fs.load(name)
 
 
-def problem_of(B, H, Nq, Nk, D, causal, dtype, scale=None):
+def problem_of(B, H, Nq, Nk, D, causal, dtype, scale=None, H_kv=0):
     return fs.Problem(B, H or 1, Nq, Nk, D, int(causal), fs._DTYPES[dtype],
-                      1.0 / math.sqrt(D) if scale is None else scale)
+                      1.0 / math.sqrt(D) if scale is None else scale, H_kv)
 
 
 def skip_unless_runs(step, p):
@@ -107,12 +115,14 @@ def skip_unless_runs(step, p):
     return step.known_bug(p)
 
 
-def inputs(B, H, Nq, Nk, D, dtype, seed=0, grad=False):
+def inputs(B, H, Nq, Nk, D, dtype, seed=0, grad=False, H_kv=None):
+    """q, k, v, dO from normal draws; k and v with H_kv heads where given (grouped-query)."""
     g = torch.Generator(device="cuda").manual_seed(seed)
     lead = (B,) if H is None else (B, H)
-    mk = lambda n: torch.randn(lead + (n, D), generator=g, device="cuda").to(dtype)  # noqa: E731
-    q, k, v = mk(Nq), mk(Nk), mk(Nk)
-    do = mk(Nq)
+    lead_kv = lead if H_kv is None else (B, H_kv)
+    mk = lambda ld, n: torch.randn(ld + (n, D), generator=g, device="cuda").to(dtype)  # noqa: E731
+    q, k, v = mk(lead, Nq), mk(lead_kv, Nk), mk(lead_kv, Nk)
+    do = mk(lead, Nq)
     if grad:
         q, k, v = (t.requires_grad_() for t in (q, k, v))
     return q, k, v, do
@@ -120,7 +130,12 @@ def inputs(B, H, Nq, Nk, D, dtype, seed=0, grad=False):
 
 def math_attention(q, k, v, causal, scale):
     """The same math in the inputs' dtype, as FA2's attention_ref(upcast=False): products in the
-    dtype (fp32 accumulation, rounded), softmax returning the dtype. Also lse from its scores."""
+    dtype (fp32 accumulation, rounded), softmax returning the dtype. Also lse from its scores.
+    k and v with fewer heads than q (grouped-query): each K/V head repeated for its group's query
+    heads, as SDPA's enable_gqa does (its gradient sums over the group)."""
+    if q.dim() == 4 and k.shape[1] != q.shape[1]:
+        g = q.shape[1] // k.shape[1]
+        k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
     s = torch.matmul(q, k.transpose(-2, -1)) * scale
     if causal:
         Nq, Nk = s.shape[-2:]
@@ -131,10 +146,13 @@ def math_attention(q, k, v, causal, scale):
 
 
 def reference(q, k, v, causal, scale):
-    """fp64 SDPA (math backend) and the fp64 lse, on the same rounded inputs."""
+    """fp64 SDPA (math backend) and the fp64 lse, on the same rounded inputs; enable_gqa=True
+    where k and v have fewer heads than q."""
     q64, k64, v64 = (t.detach().double().requires_grad_(t.requires_grad) for t in (q, k, v))
+    gqa = q.dim() == 4 and k.shape[1] != q.shape[1]
     with sdpa_kernel(SDPBackend.MATH):
-        o = F.scaled_dot_product_attention(q64, k64, v64, is_causal=causal, scale=scale)
+        o = F.scaled_dot_product_attention(q64, k64, v64, is_causal=causal, scale=scale,
+                                           **({"enable_gqa": True} if gqa else {}))
     with torch.no_grad():
         _, lse = math_attention(q64, k64, v64, causal, scale)
     return o, lse.double(), (q64, k64, v64)
@@ -685,7 +703,7 @@ def test_wrong_gpu_quotes_gpu_why(monkeypatch):
 def test_bad_shapes_and_values():
     x = torch.zeros(2, 3, 16, 64, dtype=torch.bfloat16, device="cuda")
     with pytest.raises(ValueError, match="shapes must be"):
-        fs.attention(x, x[:, :2], x[:, :2])                   # heads differ (no GQA)
+        fs.attention(x, x[:, :2], x[:, :2])                   # 3 heads on 2 K/V heads
     with pytest.raises(ValueError, match="shapes must be"):
         fs.attention(x, x, x[..., :32])                       # v's D differs
     with pytest.raises(ValueError, match="shapes must be"):
@@ -738,6 +756,308 @@ def test_non_contiguous_inputs_and_scale():
     assert ok, msg
     o2 = fs.attention(q.contiguous(), k.contiguous(), v.contiguous(), causal=True, scale=0.3)
     assert max_err(o, o2) <= FLOOR[torch.bfloat16], "non-contiguous and contiguous inputs differ"
+
+
+# ------------------------------------------- grouped-query attention, sdpa() and the custom ops
+
+def _gqa_cases():
+    """Random shapes, drawn once from a fixed seed (so a failing id reproduces): two per group
+    size g = H / H_kv of 1, 4, 8 and multi-query (H_kv = 1), ragged Nq and Nk from 1 to 300, D 64
+    then 128, B 1 or 2; and one long grouped shape (several tiles, the persistent forward's heads)."""
+    rng = random.Random(14)
+    cases = []
+    for name, g in (("g1", 1), ("g4", 4), ("g8", 8), ("mqa", None)):
+        for D in (64, 128):
+            H_kv = 1 if g is None else rng.randint(1, 3)
+            H = rng.randint(2, 8) if g is None else g * H_kv
+            B, Nq, Nk = rng.randint(1, 2), rng.randint(1, 300), rng.randint(1, 300)
+            cases.append(("%s_b%dh%dkv%d_%dx%d_d%d" % (name, B, H, H_kv, Nq, Nk, D),
+                          B, H, H_kv, Nq, Nk, D))
+    cases.append(("g4_long_b1h16kv4_1024x1024_d128", 1, 16, 4, 1024, 1024, 128))
+    return cases
+
+
+# (id, B, H, H_kv, Nq, Nk, D)
+GQA_CASES = _gqa_cases()
+
+
+def test_gqa_shape_errors():
+    """No GPU needed (the shapes are checked before the device): H not a multiple of H_kv is a
+    ValueError, and so is H_kv != H without enable_gqa=True (as SDPA refuses it), through sdpa()
+    and attention(); sdpa() takes (B, H, N, D) only, and neither attn_mask nor dropout."""
+    dev = "cuda" if HAVE_GPU else "cpu"
+    mk = lambda h: torch.zeros(2, h, 16, 64, dtype=torch.bfloat16, device=dev)  # noqa: E731
+    q6, q8, kv2, kv4 = mk(6), mk(8), mk(2), mk(4)
+    for call in (fs.sdpa, fs.attention):
+        with pytest.raises(ValueError, match=r"H = 6 is not a multiple of H_kv = 4"):
+            call(q6, kv4, kv4, enable_gqa=True)
+        with pytest.raises(ValueError, match=r"H = 6 is not a multiple of H_kv = 4"):
+            call(q6, kv4, kv4)
+        with pytest.raises(ValueError, match=r"needs enable_gqa=True"):
+            call(q8, kv2, kv2)
+        with pytest.raises(ValueError, match=r"needs enable_gqa=True"):
+            call(q8, kv2, kv2, enable_gqa=False)
+        with pytest.raises(ValueError, match="shapes must be"):
+            call(q8, kv2, kv4, enable_gqa=True)                 # k and v heads differ
+    for fn in (fs.choose, fs.choose_backward):
+        with pytest.raises(ValueError, match=r"needs enable_gqa=True"):
+            fn(q8, kv2, kv2)
+    x3 = torch.zeros(2, 16, 64, dtype=torch.bfloat16, device=dev)
+    with pytest.raises(ValueError, match=r"must all be \(B, H, N, D\)"):
+        fs.sdpa(x3, x3, x3)
+    with pytest.raises(ValueError, match="attn_mask"):
+        fs.sdpa(q8, q8, q8, attn_mask=torch.ones(16, 16, dtype=torch.bool, device=dev))
+    with pytest.raises(ValueError, match="dropout"):
+        fs.sdpa(q8, q8, q8, dropout_p=0.1)
+    if not HAVE_GPU:   # shapes right, device wrong: still the door's ValueError
+        with pytest.raises(ValueError, match="CUDA tensors"):
+            fs.sdpa(q8, kv2, kv2, enable_gqa=True)
+
+
+def test_gqa_shape_error_inside_torch_compile():
+    """No GPU needed: under torch.compile(fullgraph=True) sdpa's checks run while Dynamo traces
+    (before any kernel or device is touched); the error Dynamo raises carries the ValueError's
+    message."""
+    q, kv = torch.zeros(1, 8, 16, 64, dtype=torch.bfloat16), torch.zeros(1, 2, 16, 64,
+                                                                        dtype=torch.bfloat16)
+    torch._dynamo.reset()
+    try:
+        f = torch.compile(lambda q, k, v: fs.sdpa(q, k, v, is_causal=True), fullgraph=True)
+        with pytest.raises(Exception, match=r"needs enable_gqa=True"):
+            f(q, kv, kv)
+    finally:
+        torch._dynamo.reset()
+
+
+def test_gqa_choice_passes_over_steps_that_refuse_it(monkeypatch):
+    """No GPU needed (supports() is host code; this GPU's capability is pretended): a grouped
+    problem goes to the highest-numbered built step that takes it, forward and backward, the
+    steps that refuse it (all but 00 and 14) passed over as for any problem they cannot do."""
+    if not STEPS:
+        pytest.skip("no steps built: run make")
+    steps = [fs.load(n) for n in STEPS]
+    for cc in (80, 90):
+        monkeypatch.setattr(fs, "_device_cc", lambda device, cc=cc: cc)
+        for dt, D, causal in ((fs.ATTN_BF16, 128, True), (fs.ATTN_BF16, 64, False),
+                              (fs.ATTN_FP32, 64, True)):
+            p = fs.Problem(2, 8, 100, 130, D, int(causal), dt, D ** -0.5, 2)
+            assert "H_kv=2" in repr(p)
+            for s in steps:
+                st, why = s.supports(p, False)
+                if s.number not in (0, 14):
+                    assert st == fs.ATTN_ERR_UNSUPPORTED and "grouped-query" in why, (s.name, why)
+            can = [s for s in steps if s.fits(cc)[0] and s.supports(p, False)[0] == fs.ATTN_OK
+                   and not s.known_bug(p)]
+            if not can:
+                with pytest.raises(ValueError, match="no built step can do"):
+                    fs._choose(p, None)
+                continue
+            s = fs._choose(p, None)
+            assert s is can[-1] and s.number in (0, 14), (cc, p, s)
+            bwd = [b for b in steps if b.has_backward and b.fits(cc)[0]
+                   and b.supports(p, True)[0] == fs.ATTN_OK]
+            if bwd:
+                assert fs._backward_step(s, p, cc) is (s if s in bwd else bwd[-1])
+            if cc == 90 and dt == fs.ATTN_BF16 and "14_gqa" in STEPS:
+                assert s.name == "14_gqa" and fs._backward_step(s, p, cc).name == "14_gqa"
+            if cc == 80 and "00_materialized" in STEPS:
+                assert s.name == "00_materialized"
+
+
+def check_against_sdpa(q, k, v, do, causal, scale, o, got, what):
+    """o and got = (dq, dk, dv) against fp64 F.scaled_dot_product_attention (enable_gqa where k
+    has fewer heads than q) by FA2's rule (within_rule), with PyTorch's math in the inputs'
+    dtype as the yardstick; got None checks the forward only."""
+    dt = q.dtype
+    assert o.shape == q.shape and o.dtype == dt
+    qp, kp, vp = (t.detach().clone().requires_grad_() for t in (q, k, v))
+    o_ref, _, leaves = reference(qp, kp, vp, causal, scale)
+    o_pt, _ = math_attention(qp, kp, vp, causal, scale)
+    checks = [within_rule("O", o, o_pt, o_ref, dt)]
+    if got is not None:
+        ref = torch.autograd.grad(o_ref, leaves, do.double())
+        pt = torch.autograd.grad(o_pt, (qp, kp, vp), do)
+        checks += [within_rule(n, g, t, r, dt) for n, g, t, r in zip(("dQ", "dK", "dV"), got, pt,
+                                                                      ref)]
+        for g, x in zip(got, (q, k, v)):
+            assert g.shape == x.shape and g.dtype == x.dtype, (what, g.shape, x.shape)
+    assert all(ok for ok, _ in checks), "%s: %s" % (what, "; ".join(m for _, m in checks))
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", list(DTYPES), ids=list(DTYPES))
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("shape", GQA_CASES, ids=case_id)
+def test_sdpa_against_torch_sdpa(shape, causal, dtype):
+    """flash_steps.sdpa(q, k, v, is_causal, enable_gqa=True), the door's choice of step, against
+    F.scaled_dot_product_attention(..., enable_gqa=True) in fp64, forward and backward (dk and
+    dv with H_kv heads); attention(..., enable_gqa=True) gives the same forward. Skipped, with the
+    door's reasons, where no built step takes the problem here (fp32 grouped: step 00 only)."""
+    _, B, H, H_kv, Nq, Nk, D = shape
+    dt = DTYPES[dtype]
+    scale = 1.0 / math.sqrt(D)
+    q, k, v, do = inputs(B, H, Nq, Nk, D, dt, seed=7, grad=True, H_kv=H_kv)
+    try:
+        s = fs.choose(q, k, v, causal, enable_gqa=True)
+    except ValueError as e:
+        pytest.skip(str(e))
+    o = fs.sdpa(q, k, v, is_causal=causal, enable_gqa=True)
+    try:
+        b = fs.choose_backward(q, k, v, causal, enable_gqa=True)
+    except ValueError as e:
+        check_against_sdpa(q, k, v, do, causal, scale, o, None, "sdpa forward by %s" % s.name)
+        pytest.skip("forward checked; no backward here: %s" % e)
+    got = torch.autograd.grad(o, (q, k, v), do)
+    check_against_sdpa(q, k, v, do, causal, scale, o, got,
+                       "sdpa by %s, backward by %s" % (s.name, b.name))
+    o2 = fs.attention(q, k, v, causal=causal, enable_gqa=True)
+    check_against_sdpa(q, k, v, do, causal, scale, o2, None, "attention() by %s" % s.name)
+
+
+@needs_gpu
+@pytest.mark.parametrize("step", STEP_PARAMS)
+def test_gqa_by_each_step(step):
+    """attention(..., step=s, enable_gqa=True) for every built step: a step that refuses grouped
+    heads (all but 00 and 14) is a ValueError quoting its why; one that takes them (steps 00 and
+    14) is right forward and, with its own backward, backward, on a group of 4 (D = 128) and
+    multi-query (D = 64)."""
+    s = need_step(step)
+    if not s.fits(fs._device_cc(0))[0]:
+        pytest.skip("%s: not on this GPU: %s" % (s.name, s.gpu_why))
+    ran = []
+    for _, B, H, H_kv, Nq, Nk, D in (GQA_CASES[3], GQA_CASES[6]):
+        for dt in (torch.bfloat16, torch.float32):
+            for causal in (False, True):
+                p = problem_of(B, H, Nq, Nk, D, causal, dt, H_kv=H_kv)
+                st, why = s.supports(p, False)
+                q, k, v, do = inputs(B, H, Nq, Nk, D, dt, seed=8, grad=True, H_kv=H_kv)
+                if st != fs.ATTN_OK:
+                    with pytest.raises(ValueError, match=re.escape(why)):
+                        fs.attention(q, k, v, causal=causal, step=s, enable_gqa=True)
+                    continue
+                o = fs.attention(q, k, v, causal=causal, step=s, enable_gqa=True)
+                got = None
+                if s.has_backward and s.supports(p, True)[0] == fs.ATTN_OK:
+                    got = torch.autograd.grad(o, (q, k, v), do)
+                check_against_sdpa(q, k, v, do, causal, 1.0 / math.sqrt(D), o, got,
+                                   "%s %r" % (s.name, p))
+                ran.append(p)
+    if s.number in (0, 14):
+        assert ran, "%s took no grouped-query problem" % s.name
+
+
+class TinyAttention(torch.nn.Module):
+    """A grouped-query attention layer: projections, flash_steps.sdpa (causal, H_kv < H), out."""
+
+    def __init__(self, E=256, H=8, H_kv=2, D=64):
+        super().__init__()
+        self.H, self.H_kv, self.D = H, H_kv, D
+        self.q = torch.nn.Linear(E, H * D, bias=False)
+        self.kv = torch.nn.Linear(E, 2 * H_kv * D, bias=False)
+        self.out = torch.nn.Linear(H * D, E, bias=False)
+
+    def forward(self, x):
+        B, N, _ = x.shape
+        q = self.q(x).view(B, N, self.H, self.D).transpose(1, 2)
+        k, v = self.kv(x).view(B, N, 2, self.H_kv, self.D).permute(2, 0, 3, 1, 4).unbind(0)
+        o = fs.sdpa(q, k, v, is_causal=True, enable_gqa=True)
+        return self.out(o.transpose(1, 2).reshape(B, N, self.H * self.D))
+
+
+def rel_l2(a, b):
+    a, b = a.double(), b.double()
+    return ((a - b).norm() / b.norm().clamp_min(1e-30)).item()
+
+
+@needs_gpu
+def test_torch_compile_fullgraph(monkeypatch):
+    """torch.compile(model, fullgraph=True) on a module that calls flash_steps.sdpa: no graph
+    break (fullgraph raises on one), the steps really run (the door's forward and backward are
+    called once a step each), and output, input gradient and weight gradients equal eager's
+    within rel-L2 2^-7 (the same kernels; only the order of dQ's atomic adds may differ); then a
+    second sequence length (a recompile, with symbolic sizes where Dynamo makes them dynamic)."""
+    if not STEPS:
+        pytest.skip("no steps built: run make")
+    torch.manual_seed(0)
+    model = TinyAttention().to(device="cuda", dtype=torch.bfloat16)
+    x0 = torch.randn(2, 200, 256, device="cuda", dtype=torch.bfloat16)
+    try:
+        fs.choose_backward(*(torch.zeros(2, h, 200, 64, device="cuda", dtype=torch.bfloat16)
+                             for h in (8, 2, 2)), True, enable_gqa=True)
+    except ValueError as e:
+        pytest.skip(str(e))
+    calls = {"fwd": 0, "bwd": 0}
+    real_fwd, real_bwd = fs._forward, fs._backward
+
+    def counted_fwd(*a, **kw):
+        calls["fwd"] += 1
+        return real_fwd(*a, **kw)
+
+    def counted_bwd(*a, **kw):
+        calls["bwd"] += 1
+        return real_bwd(*a, **kw)
+
+    monkeypatch.setattr(fs, "_forward", counted_fwd)
+    monkeypatch.setattr(fs, "_backward", counted_bwd)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, fullgraph=True)
+
+    def run(m, x):
+        model.zero_grad(set_to_none=True)
+        x = x.detach().clone().requires_grad_()
+        y = m(x)
+        w = torch.randn(y.shape, generator=torch.Generator(device="cuda").manual_seed(1),
+                        device="cuda", dtype=y.dtype)
+        (y.float() * w.float()).sum().backward()
+        return [y.detach(), x.grad] + [p.grad.clone() for p in model.parameters()]
+
+    try:
+        for N in (200, 137):
+            x = x0[:, :N]
+            eager = run(model, x)
+            before = dict(calls)
+            comp = run(compiled, x)
+            assert calls["fwd"] - before["fwd"] == 1 and calls["bwd"] - before["bwd"] == 1, (
+                "the compiled model did not run the steps once each way: %s -> %s" % (before,
+                                                                                       calls))
+            names = ["y", "dx"] + ["d" + n for n, _ in model.named_parameters()]
+            for n, c, e in zip(names, comp, eager):
+                assert c.shape == e.shape and c.dtype == e.dtype, n
+                assert torch.isfinite(c).all(), n
+                assert rel_l2(c, e) < 2 ** -7, "N=%d %s: compiled vs eager rel-L2 %.3g" % (
+                    N, n, rel_l2(c, e))
+    finally:
+        torch._dynamo.reset()
+
+
+@needs_gpu
+def test_custom_ops_opcheck():
+    """torch.library.opcheck on flash_steps::attention_fwd (inputs requiring grad: the schema,
+    the autograd registration, the fake kernel against the real one, AOTAutograd with dynamic
+    shapes, backward included) and on flash_steps::attention_bwd, on one small grouped causal bf16
+    problem, deterministic=True so that eager and compiled gradients are the same bits."""
+    if not hasattr(torch.library, "opcheck"):
+        pytest.skip("torch %s has no torch.library.opcheck" % torch.__version__)
+    q, k, v, do = inputs(1, 4, 70, 90, 64, torch.bfloat16, seed=9, grad=True, H_kv=2)
+    try:
+        fs.choose_backward(q, k, v, True, deterministic=True, enable_gqa=True)
+    except ValueError as e:
+        pytest.skip(str(e))
+    args = (q, k, v, True, None, "", "", True)
+    torch.library.opcheck(torch.ops.flash_steps.attention_fwd.default, args)
+    with torch.no_grad():
+        o, lse = torch.ops.flash_steps.attention_fwd(*args)
+    assert o.shape == q.shape and o.dtype == q.dtype and o.is_contiguous()
+    assert lse.shape == (1, 4, 70) and lse.dtype == torch.float32
+    bargs = (do, q.detach(), k.detach(), v.detach(), o, lse, True, None, "", "", True)
+    torch.library.opcheck(torch.ops.flash_steps.attention_bwd.default, bargs)
+    dq, dk, dv = torch.ops.flash_steps.attention_bwd(*bargs)
+    assert dq.shape == q.shape and dk.shape == k.shape and dv.shape == v.shape
+    # the fake kernels alone, on meta tensors: shapes and dtypes, no GPU call
+    qm, km, vm = (t.detach().to("meta") for t in (q, k, v))
+    om, lm = torch.ops.flash_steps.attention_fwd(qm, km, vm, True, None, "", "", False)
+    assert om.shape == q.shape and om.dtype == q.dtype and lm.shape == (1, 4, 70) \
+        and lm.dtype == torch.float32
 
 
 if __name__ == "__main__":
