@@ -33,9 +33,11 @@
  * Limits: backward bf16 only; D = 64 or 128; any Nq, Nk >= 1; any H_kv dividing H; causal
  * top-left; dQ is added in whatever order the blocks finish, so it is not bitwise repeatable
  * (dK, dV are: one block owns each), unless the problem asks for a deterministic backward: then
- * the adds take turns in key order (det_wait_turn). Hopper only. One block of 384 threads per SM;
- * shared memory 194 KB (D = 128) / 195 KB (D = 64). Workspace: (padded Nq) x (D + 2) x 4 bytes
- * per query head (65 MB at 4,8,4096,4096,128). The causal forward's sections still count a K/V
+ * a dQ writer warp adds each key tile's share in its turn (det2_turn, FlashAttention-3's shifted
+ * order), which needs every SM open to the kernel while it runs (not causal: a group's blocks
+ * wait on each other; two deterministic backwards at once on two streams can wait forever).
+ * Hopper only. One block of 384 threads per SM; shared memory 194 KB (D = 128) / 195 KB (D = 64).
+ * Workspace: (padded Nq) x (D + 2) x 4 bytes per query head (65 MB at 4,8,4096,4096,128). The causal forward's sections still count a K/V
  * head per query head for L2 (a group's heads share one: sections could be g times larger). The
  * backward runs B*H_kv*ceil(Nk/128) blocks: with few, short K/V heads that is fewer than the SMs
  * (multi-query at B = 1, N = 4096: 32 blocks on 132 SMs), and SMs sit idle; a block per query head
@@ -609,6 +611,9 @@ template <> struct BwdTiles<64> {
 enum BwdBarrier : int {
     BAR_DS_BOTH = 1,   /* 2 * WG threads: both warpgroups' halves of dS^T are in (DQ_BY_COLUMNS) */
     BAR_WG = 2,        /* BAR_WG + w, WG threads: warpgroup w alone (its dS^T, its dQ staging) */
+    /* DET, between warpgroup w and the dQ writer warp (WG + 32 threads, det2_store_dq): */
+    BAR_DQ_FULL = 4,   /* BAR_DQ_FULL + w: w's staging is written (w arrives, the writer waits) */
+    BAR_DQ_EMPTY = 6,  /* BAR_DQ_EMPTY + w: the writer has read it (the writer arrives, w waits) */
 };
 
 /* bwd_main's shared memory, one layout for the kernel and for the launch that sizes it: byte
@@ -760,9 +765,28 @@ struct BwdThread {
 struct BwdBlock {
     int n_qt, n_qb, bkv, group, k0, qt_begin, n_iter;
 };
-template <int D>
+
+/* The deterministic backward's groups, not causal: the key tiles of a head go in groups whose
+ * blocks run at once, and block r of a group (kt = first + r) walks every query tile from r on,
+ * wrapping at n_qt (FlashAttention-3's ShiftScheduler): a group's blocks reach a query tile one
+ * step after another instead of all at step qt. G = min(n_kt, n_qt, sms) key tiles a group (the
+ * head's last group, what is left): at most n_qt (each block starts at its own query tile) and
+ * at most sms consecutive blocks (det2_turn says why). */
+struct Det2Group {
+    int first, size;   /* key tiles first .. first + size - 1 of the head */
+};
+__device__ __forceinline__ Det2Group det2_group(int kt, int n_kt, int n_qt, int sms)
+{
+    const int G = min(min(n_kt, n_qt), sms), first = kt / G * G;
+    return {first, min(G, n_kt - first)};
+}
+
+/* The deterministic kernel (DET) orders its blocks for det2_turn: causal, a section's last key
+ * tile first; not causal, each block's walk starts at its place in its group (det2_group) and
+ * wraps: it takes all n_qt query tiles of each query head from qt_begin (walk_qt). */
+template <int D, bool DET>
 __device__ __forceinline__ BwdBlock bwd_block(int bkv_count, int group, int Nq, int Nk, int causal,
-                                              int hps)
+                                              int hps, int sms)
 {
     constexpr int Bc = BWD_BC, Br = BwdTiles<D>::Br;
     const int n_kt = (Nk + Bc - 1) / Bc, n_qt = (Nq + Br - 1) / Br, n_qb = n_qt * (Br / 64);
@@ -770,19 +794,34 @@ __device__ __forceinline__ BwdBlock bwd_block(int bkv_count, int group, int Nq, 
     if (causal) {   /* section sec of hps K/V heads (the last one may have fewer: h) */
         const int per = hps * n_kt, sec = (int)(blockIdx.x / per), r = (int)(blockIdx.x % per);
         const int h = min(hps, bkv_count - sec * hps);
-        kt = r / h;
+        kt = DET ? n_kt - 1 - r / h : r / h;
         bkv = sec * hps + r % h;
     }
     const int k0 = kt * Bc;
+    if (DET && !causal)
+        return {n_qt, n_qb, bkv, group, k0, kt - det2_group(kt, n_kt, n_qt, sms).first,
+                group * n_qt};
     /* causal (top-left): query rows < k0 see none of these keys, in every head of the group */
     const int qt_begin = causal ? min(k0 / Br, n_qt) : 0, n_iter = group * (n_qt - qt_begin);
     return {n_qt, n_qb, bkv, group, k0, qt_begin, n_iter};
 }
 
+/* A block's walk over one query head: per_head steps (all n_qt in the deterministic kernel's
+ * shifted walk), step t at query tile qt_begin + t, wrapped at n_qt (walk_qt: only the shifted
+ * walk gets that far) */
+template <bool DET> __device__ __forceinline__ int walk_qt(const BwdBlock &blk, int qt)
+{
+    return DET && qt >= blk.n_qt ? qt - blk.n_qt : qt;
+}
+template <bool DET> __device__ __forceinline__ int per_head(const BwdBlock &blk)
+{
+    return DET ? blk.n_iter / blk.group : blk.n_qt - blk.qt_begin;
+}
+
 /* The producer (one thread): K and V of K/V head bkv once, then per query tile of each query head
  * of the group Q, dO (TMA), lse2 and Di (bulk copies) into the ring's stage i % BWD_STAGES, once
  * the consumers have released it. */
-template <int D>
+template <int D, bool DET>
 __device__ __forceinline__ void bwd_load(const BwdShared &sm, const BwdBlock &blk,
                                          const CUtensorMap *tmQ, const CUtensorMap *tmK,
                                          const CUtensorMap *tmV, const CUtensorMap *tmdO,
@@ -799,8 +838,8 @@ __device__ __forceinline__ void bwd_load(const BwdShared &sm, const BwdBlock &bl
      * from one head into the next */
     int i = 0;
     for (int bh = blk.bkv * blk.group; bh < (blk.bkv + 1) * blk.group; bh++)
-        for (int qt = blk.qt_begin; qt < blk.n_qt; qt++, i++) {
-            const int st = i % BWD_STAGES;
+        for (int u = blk.qt_begin; u < blk.qt_begin + per_head<DET>(blk); u++, i++) {
+            const int st = i % BWD_STAGES, qt = walk_qt<DET>(blk, u);
             const size_t row = ((size_t)bh * blk.n_qt + qt) * Br;   /* padded rows of lse2, Di */
             mbar_wait(sm.empty + 8 * st, ((i / BWD_STAGES) & 1) ^ 1);
             mbar_arrive_expect_tx(sm.full + 8 * st, 2 * QT + 2 * Br * 4);
@@ -811,15 +850,12 @@ __device__ __forceinline__ void bwd_load(const BwdShared &sm, const BwdBlock &bl
         }
 }
 
-/* The deterministic backward's turns (DET): query tile qt of head bh takes the dQ adds of its key
- * tiles in the order kt = 0, 1, ... and, in a key tile, warpgroup 0 then 1: add n waits until the
- * tile's counter reads n (an acquire), and, once its bulk add is complete, counts it (a release).
- * The adds are fp32, so their order is the result's last bits; fixed, dQ is bitwise repeatable.
- * Its key tiles are those of its K/V head bh / group, one block each, so the turns are as without
- * groups. A block waits only on blocks of lower index (bwd_block orders key tiles so), which the
- * GPU has started before it, and those walk the group's query heads and tiles in the same order.
- * The bulk add reads and writes global memory through the async proxy, so a proxy fence stands
- * between it and the counter's generic accesses on both sides. */
+/* The deterministic backward's counters (DET): one per query tile of a head, counting the visits
+ * (key tiles) whose dQ adds are in. A visit waits until the counter reads its turn (det2_turn; an
+ * acquire) and, once its bulk adds are complete, counts itself (a release). The adds are fp32, so
+ * their order is the result's last bits; fixed, dQ is bitwise repeatable. The bulk add reads and
+ * writes global memory through the async proxy, so a proxy fence stands between it and the
+ * counter's generic accesses on both sides. */
 __device__ __forceinline__ void det_wait_turn(const int *counter, int turn)
 {
     int seen;
@@ -832,6 +868,105 @@ __device__ __forceinline__ void det_pass_turn(int *counter)
 {
     asm volatile("fence.proxy.async.global;\n" ::: "memory");
     asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(counter) : "memory");
+}
+
+/* The turns (DET). A query tile's counter counts visits, a visit being both warpgroups' adds of
+ * one key tile (det2_store_dq issues them in a fixed order), and the turn of key tile kt's visit
+ * is the number of visits before it (per query head: each head of a group has its own counters,
+ * and every block walks the heads in the same order, one whole walk of n_qt tiles each):
+ *   not causal: all key tiles of the head's earlier groups (det2_group's first), then the
+ *     group's blocks in the order they reach qt: block r' does at step (qt - r') mod n_qt, so
+ *     block r's rank is (min(qt, size - 1) - r) mod size (FlashAttention-3's shift_dependency).
+ *     For qt >= size - 1 the visitors are r = size - 1, ..., 0 at steps qt - size + 1, ..., qt,
+ *     one step apart; for smaller qt, r = qt, ..., 0 and then size - 1, ..., qt + 1 near the
+ *     walk's end (n_qt >= size).
+ *   causal: the key tiles that see qt, from kt_max(qt) = min(n_kt - 1, qt Br / Bc) down to 0
+ *     (Bc is a multiple of Br, so kt sees qt when kt Bc / Br <= qt). bwd_block launches them in
+ *     that order and each walks up from its first query tile, so kt + 1 reaches qt Bc / Br
+ *     steps before kt.
+ * Why no deadlock, given what step 13's turns assume already (the GPU starts blocks in index
+ * order and gives a free SM to the next one): causal, a block waits only on blocks of lower
+ * index, so the lowest unfinished block waits on nobody. Not causal, a block also waits on
+ * blocks of higher index in its group, which is at most sms consecutive blocks. Take the visit
+ * still to do that comes first in (group, step) order: every visit it waits on comes before it,
+ * so is done; if its block has not started, every started unfinished block is in that group (an
+ * earlier group's would hold an earlier visit, a later group's has not started), fewer than sms
+ * of them: an SM is free and the block starts. That needs one block per SM (bwd_main's shared
+ * memory) and every SM open to this kernel: a kernel beside it that keeps SMs for good (a second
+ * deterministic backward on another stream, a persistent kernel) or an MPS or green-context
+ * limit below G can leave a group half started and its started blocks spinning. FlashAttention-3
+ * assumes the same. */
+template <int D>
+__device__ __forceinline__ int det2_turn(const BwdBlock &blk, int qt, int n_kt, Det2Group grp,
+                                         int causal)
+{
+    constexpr int Bc = BWD_BC, Br = BwdTiles<D>::Br;
+    static_assert(Bc % Br == 0, "a key tile's first visible query tile is kt Bc / Br");
+    if (causal)
+        return min(n_kt - 1, qt * Br / Bc) - blk.k0 / Bc;
+    const int rank = min(qt, grp.size - 1) - blk.qt_begin;
+    return grp.first + (rank < 0 ? rank + grp.size : rank);
+}
+
+/* The dQ writer (DET): warp 1 of the producer warpgroup (24 registers), query tile by query tile
+ * in the consumers' order (walk_qt). Per tile, warpgroup w's staging as it is handed over
+ * (BAR_DQ_FULL + w), added into dq_acc by one bulk reduce-add and handed back once read
+ * (BAR_DQ_EMPTY + w). The consumers go on to the next tile meanwhile: the wait for the turn and
+ * for the add to complete, on each warpgroup's path every tile in step 13's DET, are the
+ * writer's alone. One turn per visit, both adds inside it, warpgroup 0's first: at D = 128 they
+ * add into different columns, so both run at once and one wait covers them; at D = 64
+ * (DQ_BY_COLUMNS false) they add into the same floats, and two bulk adds in flight keep no order
+ * between them, so warpgroup 1's waits for warpgroup 0's to complete: dq_acc + wg0 + wg1 in
+ * that order, the same bits every run. (Summing the two stagings in shared memory first would
+ * save that wait, at the price of 64 KB of shared loads per tile in a 24-register warp, beside
+ * the wgmmas' reads.) The EMPTY barriers balance: one arrival before the first tile, one after
+ * each tile but the last. */
+template <int D>
+__device__ __forceinline__ void det2_store_dq(const BwdShared &sm, const BwdBlock &blk,
+                                              float *dq_acc, int *dq_turns, int Nk, int causal,
+                                              int sms, int lane)
+{
+    constexpr int Bc = BWD_BC, PIECES = BwdSmem<D>::PIECES;
+    constexpr uint32_t DQ = BwdSmem<D>::DQ;
+    constexpr bool BY_COLUMNS = BwdTiles<D>::DQ_BY_COLUMNS;
+    const int n_kt = (Nk + Bc - 1) / Bc;
+    const Det2Group grp = causal ? Det2Group{0, 1} : det2_group(blk.k0 / Bc, n_kt, blk.n_qt, sms);
+    named_bar_arrive(BAR_DQ_EMPTY, WG + 32);
+    named_bar_arrive(BAR_DQ_EMPTY + 1, WG + 32);
+    const int per = per_head<true>(blk);
+    for (int i = 0; i < blk.n_iter; i++) {   /* the consumers' walk: query head j, tile qt */
+        const int j = i / per, bh = blk.bkv * blk.group + j;
+        const int qt = walk_qt<true>(blk, blk.qt_begin + i - j * per);
+        int *turns = dq_turns + (size_t)bh * blk.n_qt + qt;
+        /* add_dq's pieces: by columns, warpgroup w's 64 columns; by keys, both the same */
+        float *dst = dq_acc + (BY_COLUMNS ? ((size_t)bh * blk.n_qb + qt) * 2
+                                          : (size_t)bh * blk.n_qb + (size_t)qt * PIECES) *
+                                  BWD_DQ_FLOATS;
+#pragma unroll
+        for (int w = 0; w < 2; w++) {
+            named_bar_sync(BAR_DQ_FULL + w, WG + 32);
+            if (lane == 0) {
+                if (w == 0)
+                    det_wait_turn(turns, det2_turn<D>(blk, qt, n_kt, grp, causal));
+                bulk_reduce_add_f32(dst + (BY_COLUMNS ? w * BWD_DQ_FLOATS : 0), sm.dQ + w * DQ, DQ);
+                bulk_commit();
+                if (!BY_COLUMNS && w == 0) {
+                    bulk_wait<0>();   /* in memory before warpgroup 1's add to the same floats */
+                    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+                } else {
+                    bulk_wait_read<0>();
+                }
+            }
+            __syncwarp();
+            if (i + 1 < blk.n_iter)
+                named_bar_arrive(BAR_DQ_EMPTY + w, WG + 32);
+        }
+        if (lane == 0) {
+            bulk_wait<0>();   /* the visit is done in memory before the next one's turn */
+            det_pass_turn(turns);
+        }
+        __syncwarp();
+    }
 }
 
 /* One query tile of the walk: qt (rows q0 = qt Br ..) of query head bh in the ring's stage st,
@@ -1027,14 +1162,18 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
      * (x * 128 + l) * 16 bytes of its piece: no bank conflicts), then one thread adds them
      * into dq_acc (consecutive there too) with one bulk reduce-add. The previous add must
      * have read the staging first. */
-    __device__ __forceinline__ void add_dq(float *dq_acc, int *dq_turns, const BwdBlock &blk,
+    __device__ __forceinline__ void add_dq(float *dq_acc, const BwdBlock &blk,
                                            const BwdQueryTile &qtile)
     {
         const int tid = th.tid, wg = th.wg;
         const uint32_t stage = sm.dQ + wg * DQ;
-        if (tid % WG == 0)
-            bulk_wait_read<0>();
-        named_bar_sync(BAR_WG + wg, WG);
+        if (DET) {   /* the writer warp has read the last one (det2_store_dq) */
+            named_bar_sync(BAR_DQ_EMPTY + wg, WG + 32);
+        } else {
+            if (tid % WG == 0)
+                bulk_wait_read<0>();
+            named_bar_sync(BAR_WG + wg, WG);
+        }
 #pragma unroll
         for (int h = 0; h < PIECES; h++)
 #pragma unroll
@@ -1043,6 +1182,10 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
                                                   (x * WG + tid % WG) * 16)) =
                     make_float4(dq[h][4 * x], dq[h][4 * x + 1], dq[h][4 * x + 2], dq[h][4 * x + 3]);
         fence_proxy_async_smem();
+        if (DET) {   /* the writer adds it, in its turn, while this warpgroup goes on */
+            named_bar_arrive(BAR_DQ_FULL + wg, WG + 32);
+            return;
+        }
         named_bar_sync(BAR_WG + wg, WG);
         if (tid % WG == 0) {
             /* pieces of 64 query rows: by columns, columns 64wg.. of rows 64qt..; by keys, all
@@ -1050,15 +1193,8 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
             const size_t piece = Tiles::DQ_BY_COLUMNS
                                      ? ((size_t)qtile.bh * blk.n_qb + qtile.qt) * 2 + wg
                                      : (size_t)qtile.bh * blk.n_qb + (size_t)qtile.qt * PIECES;
-            int *turns = DET ? dq_turns + (size_t)qtile.bh * blk.n_qt + qtile.qt : nullptr;
-            if (DET)
-                det_wait_turn(turns, 2 * (k0 / Bc) + wg);
             bulk_reduce_add_f32(dq_acc + piece * BWD_DQ_FLOATS, stage, DQ);
             bulk_commit();
-            if (DET) {
-                bulk_wait<0>();   /* the add is done in global memory, not only read */
-                det_pass_turn(turns);
-            }
         }
     }
 
@@ -1101,9 +1237,8 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
  * head of its group, stage by stage (BwdConsumer), and dQ's share added per tile. */
 template <int D, bool MASKED, bool DET>
 __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThread &th,
-                                             const BwdBlock &blk, float *dq_acc, int *dq_turns,
-                                             bf16 *dK, bf16 *dV, int Nk, float c, float scale,
-                                             int causal)
+                                             const BwdBlock &blk, float *dq_acc, bf16 *dK,
+                                             bf16 *dV, int Nk, float c, float scale, int causal)
 {
     constexpr int Br = BwdTiles<D>::Br, PIECES = BwdSmem<D>::PIECES;
     constexpr uint32_t QT = BwdSmem<D>::QT, DS = BwdSmem<D>::DS, DS_BUFS = BwdSmem<D>::DS_BUFS;
@@ -1143,9 +1278,9 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
 
     /* the group's query heads one after the other, as bwd_load loads them; dK, dV sum over all.
      * (j, qt) from i, not bwd_load's two loops: their two more counters cost spills here */
-    const int per = blk.n_qt - blk.qt_begin;   /* query tiles per query head */
+    const int per = per_head<DET>(blk);   /* query tiles per query head */
     for (int i = 0; i < blk.n_iter; i++) {
-        const int j = i / per, st = i % BWD_STAGES, qt = blk.qt_begin + i - j * per;
+        const int j = i / per, st = i % BWD_STAGES, qt = walk_qt<DET>(blk, blk.qt_begin + i - j * per);
         const BwdQueryTile qtile = {
             st, blk.bkv * blk.group + j, qt, qt * Br, sm.Q + st * QT, sm.dO + st * QT,
             reinterpret_cast<const float *>(sm.at(sm.lse2 + st * Br * 4)),
@@ -1159,7 +1294,7 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
         cons.store_ds(ds_buf);
         cons.mma_dq(ds_buf);
         cons.issue_dk_wait_dq(qtile);
-        cons.add_dq(dq_acc, dq_turns, blk, qtile);
+        cons.add_dq(dq_acc, blk, qtile);
         cons.wait_dk(qtile);
     }
     cons.store_dk_dv(dK, dV, blk.bkv, Nk, scale);
@@ -1180,7 +1315,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
          const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
          const float *__restrict__ lse2, const float *__restrict__ Di, float *__restrict__ dq_acc,
          int *__restrict__ dq_turns, bf16 *__restrict__ dK, bf16 *__restrict__ dV, int bkv_count,
-         int group, int Nq, int Nk, float c, float scale, int causal, int hps)
+         int group, int Nq, int Nk, float c, float scale, int causal, int hps, int sms)
 {
     using Smem = BwdSmem<D>;
     extern __shared__ uint8_t smem_raw[];
@@ -1193,7 +1328,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
 
     const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
     const BwdThread th = {tid, wg, warp, lane, lane / 4, lane % 4};
-    const BwdBlock blk = bwd_block<D>(bkv_count, group, Nq, Nk, causal, hps);
+    const BwdBlock blk = bwd_block<D, DET>(bkv_count, group, Nq, Nk, causal, hps, sms);
 
     if (tid == 0) {
         mbar_init(sm.bar_kv, 1);
@@ -1209,13 +1344,15 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         /* ------------------------------------------------------------------ the producer */
         setmaxnreg_dec<BWD_PRODUCER_REGS>();
         if (tid % WG == 0 && blk.n_iter > 0)
-            bwd_load<D>(sm, blk, &tmQ, &tmK, &tmV, &tmdO, lse2, Di);
+            bwd_load<D, DET>(sm, blk, &tmQ, &tmK, &tmV, &tmdO, lse2, Di);
+        if (DET && warp == 1 && blk.n_iter > 0)
+            det2_store_dq<D>(sm, blk, dq_acc, dq_turns, Nk, causal, sms, lane);
         return;
     }
 
     /* -------------------------------------------------------------------------- consumers */
     setmaxnreg_inc<BWD_CONSUMER_REGS>();
-    bwd_consumer<D, MASKED, DET>(sm, th, blk, dq_acc, dq_turns, dK, dV, Nk, c, scale, causal);
+    bwd_consumer<D, MASKED, DET>(sm, th, blk, dq_acc, dK, dV, Nk, c, scale, causal);
 }
 
 /* dQ = scale dq_acc, to bf16, one block per 64 x 64 piece. dq_acc holds, per (head, block qb of
@@ -1567,10 +1704,14 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
         cudaSuccess)
         return ATTN_ERR_CUDA;
+    int dev, sms;   /* det2_group's waves, and the most blocks of a group */
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return ATTN_ERR_CUDA;
     kernel<<<(unsigned)((size_t)n_kt * bkv), 3 * WG, smem, stream>>>(
         tmQ, tmK, tmV, tmdO, lse2, Di, dq_acc, dq_turns, (bf16 *)dk, (bf16 *)dv, bkv,
-        p->heads / attn_heads_kv(p), p->seq_q, p->seq_k,
-        p->scale * LOG2E, p->scale, p->causal, hps);
+        p->heads / attn_heads_kv(p), p->seq_q, p->seq_k, p->scale * LOG2E, p->scale, p->causal,
+        hps, sms);
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
     /* 3. dQ = scale dq_acc, to bf16 */
