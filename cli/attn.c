@@ -95,33 +95,62 @@ static int load(const char *cmd, loaded_step *steps)
 /* ------------------------------------------------------------------------------- list */
 
 /* What a step supports, found by asking supports() (pure host code, no GPU needed):
- * set[t][D] for dtype t and D in 1..1024. */
+ * set[t][D] for dtype t and D in 1..1024, at 64 queries, or at one query for a decode step,
+ * which takes only a few (step 15). */
 #define MAX_D 1024
+static int supports_at(const attn_step *s, int backward, int heads, int hkv, int d, int t)
+{
+    for (int nq = 64; nq >= 1; nq -= 63) {
+        attn_problem p = {1, heads, nq, 64, d, 0, (attn_dtype)t, (float)(1.0 / sqrt((double)d)), hkv, 0};
+        const char *why;
+        if (s->supports(&p, backward, &why) == ATTN_OK)
+            return 1;
+    }
+    return 0;
+}
+
 static void probe(const attn_step *s, int backward, unsigned char set[2][MAX_D + 1])
 {
     memset(set, 0, 2 * (MAX_D + 1));
     for (int t = 0; t < 2; t++)
-        for (int d = 1; d <= MAX_D; d++) {
-            attn_problem p = {1, 1, 64, 64, d, 0, (attn_dtype)t, (float)(1.0 / sqrt((double)d)), 1, 0};
-            const char *why;
-            set[t][d] = (!backward || s->backward) && s->supports(&p, backward, &why) == ATTN_OK;
-        }
+        for (int d = 1; d <= MAX_D; d++)
+            set[t][d] = (!backward || s->backward) && supports_at(s, backward, 1, 1, d, t);
 }
 
 /* Whether s takes grouped-query attention where it takes multi-head attention (probed as set
- * says, at 1,4,64,64,D with H_kv = 2): 0 no, 1 forward only, 2 forward and backward. */
+ * says, at 1,4,64,64,D (or one query) with H_kv = 2): 0 no, 1 forward only, 2 forward and
+ * backward. */
 static int probe_gqa(const attn_step *s, unsigned char fwd[2][MAX_D + 1],
                      unsigned char bwd[2][MAX_D + 1])
 {
     int f = 0, b = 0;
     for (int t = 0; t < 2; t++)
         for (int d = 1; d <= MAX_D; d++) {
-            attn_problem p = {1, 4, 64, 64, d, 0, (attn_dtype)t, (float)(1.0 / sqrt((double)d)), 2, 0};
-            const char *why;
-            f |= fwd[t][d] && s->supports(&p, 0, &why) == ATTN_OK;
-            b |= bwd[t][d] && s->supports(&p, 1, &why) == ATTN_OK;
+            f |= fwd[t][d] && supports_at(s, 0, 4, 2, d, t);
+            b |= bwd[t][d] && supports_at(s, 1, 4, 2, d, t);
         }
     return f ? 1 + b : 0;
+}
+
+/* The most queries a forward takes, at the first dtype and head dim it takes, when that is below
+ * 1024 (a decode step: few queries against a long K/V cache); else 0. */
+static int probe_nq_max(const attn_step *s, unsigned char fwd[2][MAX_D + 1])
+{
+    for (int t = 0; t < 2; t++)
+        for (int d = 1; d <= MAX_D; d++) {
+            if (!fwd[t][d])
+                continue;
+            int nq = 0;
+            for (int n = 1; n <= 1024; n++) {
+                attn_problem p = {1, 1, n, 64, d, 0, (attn_dtype)t, (float)(1.0 / sqrt((double)d)), 1, 0};
+                const char *why;
+                if (s->supports(&p, 0, &why) != ATTN_OK)
+                    break;
+                nq = n;
+            }
+            return nq < 1024 ? nq : 0;
+        }
+    return 0;
 }
 
 static int set_empty(const unsigned char *set)
@@ -251,6 +280,10 @@ static int cmd_list(int argc, char **argv)
                 printf("; this GPU (sm_%d) %s", cc, attn_gpu_fits(s, cc, NULL) ? "can run it" : "cannot");
             printf("\n");
         }
+        const int nq_max = probe_nq_max(s, fwd);
+        if (nq_max)
+            printf("%-24s Nq: 1-%d only (decode: few queries against a long K/V cache; more is "
+                   "another step's)\n", "", nq_max);
         const int gqa = probe_gqa(s, fwd, bwd);
         if (gqa)
             printf("%-24s GQA: takes grouped-query attention (H_kv < H), %s\n", "",

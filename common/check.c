@@ -96,6 +96,46 @@ static const struct { grid_shape s; int hkv; } gqa_shapes[] = {
     {{1, 8, 2048, 2047, 128, BF16 | LONG}, 2}, {{2, 4, 1100, 1500, 64, BF16 | LONG}, 1},
 };
 
+/* Decode shapes (Nq <= 16 against longer caches), after the grouped-query ones, which so keep
+ * their seeds: step 15 packs the g = H / H_kv query heads of a K/V group and their Nq queries into
+ * g * Nq rows (16, 32 or 64 per row tile; more: several row tiles) and splits the keys across
+ * blocks, merging the partials by their lse. Every other step runs them too (a few rows, long
+ * Nk). One line per shape: what it reaches in step 15 (splits as an H200's 132 SMs choose them;
+ * on any GPU a shape of 1024 work tiles or more gets one split, no workspace). Causal (top-left)
+ * rows see keys 0 .. i only: one key tile, one split. */
+static const struct { grid_shape s; int hkv; } decode_shapes[] = {
+    /* groups of 4, one query: 4 rows of a 16-row tile; Nk ragged (15 x 64 + 40): 16 splits of
+     * one key tile each, the last ragged */
+    {{1, 8, 1, 1000, 128, BF16}, 2},
+    /* multi-head (g = 1), 16 queries: one full 16-row tile; D = 64, Nk = 32 x 128 + 1: the last
+     * split's last tile holds one key */
+    {{2, 4, 16, 4097, 64, BF16}, 4},
+    /* groups of 8 x 3 queries: 24 rows (2 x 2 warps); Nk = 33000 (515 x 64 + 40): 129 splits
+     * of 4 key tiles, merged by the combine */
+    {{1, 16, 3, 33000, 128, BF16}, 2},
+    /* multi-query over 8 heads x 16 queries: 128 rows, two row tiles of 64 reading the same keys,
+     * 32 splits */
+    {{1, 8, 16, 2000, 128, BF16}, 1},
+    /* multi-query over 4 heads x 5 queries: 20 rows of 32 (2 x 2 warps) at D = 64, 3 key tiles,
+     * one split (a split would cost more than it saves) */
+    {{1, 4, 5, 300, 64, BF16}, 1},
+    /* groups of 4 x 16 queries: a full 64-row tile (4 x 1 warps) at D = 64 */
+    {{2, 8, 16, 1000, 64, BF16}, 2},
+    /* groups of 4 x 7 queries: 28 rows of 32; Nk = 777 */
+    {{1, 12, 7, 777, 128, BF16}, 3},
+    /* multi-head, one query, Nk = 4097 at D = 128: 65 key tiles in 13 splits of 5, the last
+     * tile one key */
+    {{4, 4, 1, 4097, 128, BF16}, 4},
+    /* Nq > Nk: causal rows 5 .. 15 see all 5 keys */
+    {{1, 4, 16, 5, 128, BF16}, 2},
+    /* one split: 1024 work tiles (128 x 8 K/V heads) fill any GPU, so O is written directly, no
+     * workspace; Nk = 300 (4 x 64 + 44) */
+    {{128, 8, 1, 300, 128, BF16}, 8},
+    /* long: groups of 8 x 2 queries (16 rows) at D = 64, Nk = 65537 = 512 x 128 + 1: 129 splits
+     * of 4 key tiles, the last split one tile of one key */
+    {{1, 16, 2, 65537, 64, BF16}, 2},
+};
+
 /* The cases of one shape, after the n already in out: fp32 then bf16 (those its types name),
  * each not causal then causal. */
 static int add_cases(attn_problem *out, int n, int max, const grid_shape *s, int hkv)
@@ -120,6 +160,8 @@ int check_grid(attn_problem *out, int max)
         n = add_cases(out, n, max, &shapes[i], shapes[i].h);
     for (size_t i = 0; i < sizeof gqa_shapes / sizeof gqa_shapes[0]; i++)
         n = add_cases(out, n, max, &gqa_shapes[i].s, gqa_shapes[i].hkv);
+    for (size_t i = 0; i < sizeof decode_shapes / sizeof decode_shapes[0]; i++)
+        n = add_cases(out, n, max, &decode_shapes[i].s, decode_shapes[i].hkv);
     return n;
 }
 

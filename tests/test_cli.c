@@ -375,20 +375,21 @@ Test(cli_list, works_without_a_gpu)
 }
 
 /* The steps that take grouped-query attention say so on a line of their own, and only they:
- * step 00 and step 14 (where built), not step 13, whose kernels read one K/V head per query head. */
+ * step 00, step 14 and step 15 (where built), not step 13, whose kernels read one K/V head per
+ * query head. A decode step (15: Nq <= 16) says so on a line of its own, and only it. */
 Test(cli_list, names_the_steps_that_take_grouped_query_attention)
 {
     const int rc = run_attn("list", out, sizeof out);
     cr_assert(rc == 0, "attn list: exit %d:\n%s", rc, out);
-    const char *names[3] = {"00_materialized", "13_backward_wgmma", "14_gqa"};
-    const int takes[3] = {1, 0, 1};
-    for (int i = 0; i < 3; i++) {
+    const char *names[4] = {"00_materialized", "13_backward_wgmma", "14_gqa", "15_decode"};
+    const int takes[4] = {1, 0, 1, 1}, decode[4] = {0, 0, 0, 1};
+    for (int i = 0; i < 4; i++) {
         const char *at = strstr(out, names[i]);
         if (!at)
             continue;   /* not built here (tests/throwaway_steps.sh) */
         /* the lines under the step's own, up to the next step's */
         const char *next = strchr(at, '\n');
-        int gqa = 0;
+        int gqa = 0, nq = 0;
         while (next && next[1] == ' ') {
             const char *end = strchr(next + 1, '\n');
             const size_t len = end ? (size_t)(end - next - 1) : strlen(next + 1);
@@ -396,10 +397,13 @@ Test(cli_list, names_the_steps_that_take_grouped_query_attention)
             snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1),
                      next + 1);
             gqa |= strstr(line, "GQA: takes grouped-query attention") != NULL;
+            nq |= strstr(line, "Nq: 1-16 only (decode") != NULL;
             next = end;
         }
         cr_expect(gqa == takes[i], "attn list: %s %s a GQA line:\n%s", names[i],
                   gqa ? "has" : "lacks", out);
+        cr_expect(nq == decode[i], "attn list: %s %s a decode (Nq: 1-16) line:\n%s", names[i],
+                  nq ? "has" : "lacks", out);
     }
 }
 

@@ -993,9 +993,12 @@ Test(contract, every_step_validates_its_input)
 /* Grouped-query attention, step by step: step 00 (its products run over the g query heads of a
  * K/V head as one matrix) and step 14 (K/V read per group, dK and dV summed over the group in a
  * block) take it forward and backward, on the problems they take without groups, deterministic
- * too; every other step refuses it as ATTN_ERR_UNSUPPORTED and says why (a later step that
- * carries 14's kernels joins the list here); H not a multiple of H_kv is ATTN_ERR_INVALID for all.
- * A step sizes its workspace by the query heads, so groups change none of it. */
+ * too; step 15 (decode: a group's heads in one tile) takes it forward, on its decode problems
+ * (Nq <= 16, so it is asked with Nq = 4); every other step refuses it as ATTN_ERR_UNSUPPORTED and
+ * says why (a later step that carries 14's kernels joins the list here); H not a multiple of H_kv
+ * is ATTN_ERR_INVALID for all. Steps 00 and 14 size their workspace by the query heads, so groups
+ * change none of it; step 15's partials are per split, and its splits per K/V head (its own test
+ * below). */
 Test(contract, grouped_query_attention_per_step)
 {
     loaded_step steps[MAX_STEPS];
@@ -1009,9 +1012,9 @@ Test(contract, grouped_query_attention_per_step)
         cr_assert(supported_case(s, &mha), "%s supports no case", s->name);
         mha.heads = 8;
         mha.heads_kv = 0;
-        mha.seq_q = 200, mha.seq_k = 333;
         const int num = atoi(s->name);
-        const int takes = num == 0 || num == 14;
+        mha.seq_q = num == 15 ? 4 : 200, mha.seq_k = 333;
+        const int takes = num == 0 || num == 14 || num == 15;
         for (int bwd = 0; bwd < (s->backward ? 2 : 1); bwd++) {
             const char *why = NULL;
             if (s->supports(&mha, bwd, &why) != ATTN_OK)
@@ -1024,7 +1027,7 @@ Test(contract, grouped_query_attention_per_step)
                 if (takes) {
                     cr_expect(st == ATTN_OK, "%s %s: refused H_kv = %d: %s", s->name,
                               bwd ? "backward" : "forward", hkv, why ? why : "no reason");
-                    cr_expect(s->workspace_bytes(&g, bwd) == s->workspace_bytes(&mha, bwd),
+                    cr_expect(num == 15 || s->workspace_bytes(&g, bwd) == s->workspace_bytes(&mha, bwd),
                               "%s %s: H_kv = %d changes the workspace", s->name,
                               bwd ? "backward" : "forward", hkv);
                     g.deterministic = 1;
@@ -1052,8 +1055,10 @@ Test(contract, grouped_query_attention_per_step)
                       bwd ? "backward" : "forward", why ? why : "no reason");
         }
     }
-    const attn_step *s00 = steps_find(steps, n, "00"), *s14 = steps_find(steps, n, "14");
-    cr_expect(!s00 || !s14 || took >= 2 * 2 * 3, "steps 00 and 14 took %d grouped-query cases", took);
+    const attn_step *s00 = steps_find(steps, n, "00"), *s14 = steps_find(steps, n, "14"),
+                    *s15 = steps_find(steps, n, "15");
+    cr_expect(!s00 || !s14 || !s15 || took >= 2 * 2 * 3 + 3,
+              "steps 00, 14 and 15 took %d grouped-query cases", took);
 }
 
 /* The check grid's grouped-query cases: appended after the others (whose seeds depend on their
@@ -1070,8 +1075,9 @@ Test(contract, the_grid_has_grouped_query_cases)
         const char *why;
         cr_expect(attn_problem_valid_gqa(p, &why) == ATTN_OK, "case %d: %s", i, why);
         const int hkv = attn_heads_kv(p), g = p->heads / hkv;
-        if (hkv == p->heads) {
-            cr_expect(first < 0, "case %d (multi-head) after the grouped-query case %d", i, first);
+        if (hkv == p->heads) {   /* the decode shapes, last, mix multi-head and grouped */
+            cr_expect(first < 0 || p->seq_q <= 16, "case %d (multi-head, Nq %d) after the "
+                      "grouped-query case %d", i, p->seq_q, first);
             continue;
         }
         if (first < 0)
@@ -1084,6 +1090,95 @@ Test(contract, the_grid_has_grouped_query_cases)
     cr_expect(seen_g4 && seen_g8 && seen_mqa, "groups of 4 (%d), 8 (%d), H (%d)", seen_g4, seen_g8,
               seen_mqa);
     cr_expect(seen_d[0] && seen_d[1] && seen_causal && seen_fp32);
+}
+
+/* Step 15 (decode) says what it is: it takes bf16 forward problems of 1 to 16 queries at D = 64
+ * and 128, multi-head, grouped and multi-query, causal or not, and refuses the rest with a reason
+ * that names its limit (Nq > 16 names the general forward, step 14). Its workspace holds the
+ * partials of as many splits as 1024 blocks of its work tiles (K/V heads x row tiles of 64 rows)
+ * could take, never more than the key tiles (64 keys at D = 128, 128 at D = 64): (D + 1) floats
+ * per query row per split; none where one split is all a problem can have (1024 work tiles or
+ * more, one key tile, causal: keys 0 .. Nq - 1 only). It may not depend on the GPU: it is asked
+ * for before the launch. Shrink it and the kernel writes past the caller's buffer. */
+static size_t decode_ws(int b, int h, int nq, int nk, int d, int hkv)
+{
+    const long long rows = (long long)(h / hkv) * nq, work = (long long)b * hkv * ((rows + 63) / 64);
+    const long long kt = (nk + (d == 64 ? 128 : 64) - 1) / (d == 64 ? 128 : 64);
+    long long smax = (1024 + work - 1) / work;
+    smax = smax < kt ? smax : kt;
+    return smax <= 1 ? 0 : (size_t)b * h * nq * (size_t)smax * (d + 1) * sizeof(float);
+}
+
+Test(contract, step15_decode_limits_and_workspace)
+{
+    loaded_step steps[MAX_STEPS];
+    char err[512];
+    int n = steps_load(steps, MAX_STEPS, err, sizeof err);
+    cr_assert(n > 0, "%s", err);
+    const attn_step *s = steps_find(steps, n, "15");
+    if (!s)
+        cr_skip_test("step 15 is not built");
+    cr_expect(s->backward == NULL, "step 15 is forward only");
+    const char *why;
+    for (int nq = 1; nq <= 17; nq++)
+        for (int d = 64; d <= 128; d += 64)
+            for (int hkv = 1; hkv <= 32; hkv *= 2)
+                for (int causal = 0; causal < 2; causal++) {
+                    attn_problem p = problem(2, 32, nq, 5000, d, causal);
+                    p.dtype = ATTN_BF16;
+                    p.heads_kv = hkv;
+                    why = NULL;
+                    const attn_status st = s->supports(&p, 0, &why);
+                    if (nq <= 16)
+                        cr_expect(st == ATTN_OK, "Nq %d D %d H_kv %d causal %d: %s", nq, d, hkv,
+                                  causal, why ? why : "");
+                    else
+                        cr_expect(st == ATTN_ERR_UNSUPPORTED && why && strstr(why, "Nq <= 16") &&
+                                      strstr(why, "step 14"),
+                                  "Nq %d: status %d, %s", nq, st, why ? why : "no reason");
+                    why = NULL;
+                    cr_expect(s->supports(&p, 1, &why) == ATTN_ERR_UNSUPPORTED && why &&
+                                  strstr(why, "forward only"), "a backward: %s", why ? why : "");
+                }
+    attn_problem p = problem(1, 8, 1, 4096, 128, 0);   /* fp32, D = 96: refused, and why */
+    why = NULL;
+    cr_expect(s->supports(&p, 0, &why) == ATTN_ERR_UNSUPPORTED && why && strstr(why, "bf16"));
+    p.dtype = ATTN_BF16;
+    p.head_dim = 96;
+    why = NULL;
+    cr_expect(s->supports(&p, 0, &why) == ATTN_ERR_UNSUPPORTED && why && strstr(why, "64 or 128"));
+    p.head_dim = 128;
+    p.scale = -0.5f;   /* the scale goes on before the max: any finite scale */
+    cr_expect(s->supports(&p, 0, &why) == ATTN_OK, "scale < 0: %s", why ? why : "");
+    /* the six measured shapes, (B, H, Nq, Nk, D, H_kv), and the grid's edges */
+    const int ws_shapes[][6] = {{8, 32, 1, 32768, 128, 32}, {8, 32, 1, 32768, 64, 32},
+                                {8, 32, 1, 32768, 128, 8},  {64, 32, 1, 4096, 128, 8},
+                                {1, 32, 1, 131072, 128, 8}, {8, 32, 4, 32768, 128, 8},
+                                {1, 8, 16, 2000, 128, 1},   {1, 16, 2, 65537, 64, 2},
+                                {1, 8, 1, 1000, 128, 2},    {128, 8, 1, 300, 128, 8},
+                                {1, 4, 16, 5, 128, 2},      {2, 4, 16, 4097, 64, 4}};
+    for (size_t i = 0; i < sizeof ws_shapes / sizeof ws_shapes[0]; i++) {
+        const int *x = ws_shapes[i];
+        attn_problem q = problem(x[0], x[1], x[2], x[3], x[4], 0);
+        q.dtype = ATTN_BF16;
+        q.heads_kv = x[5];
+        const size_t want = decode_ws(x[0], x[1], x[2], x[3], x[4], x[5]);
+        cr_expect(s->workspace_bytes(&q, 0) == want, "%d,%d,%d,%d,%d,%d: %zu bytes, expected %zu",
+                  x[0], x[1], x[2], x[3], x[4], x[5], s->workspace_bytes(&q, 0), want);
+        cr_expect(want <= (64u << 20), "%d,%d,%d,%d,%d,%d: %zu bytes of partials", x[0], x[1],
+                  x[2], x[3], x[4], x[5], want);
+        q.causal = 1;   /* keys 0 .. Nq - 1: one tile, one split */
+        cr_expect(s->workspace_bytes(&q, 0) == 0, "causal %d,%d,%d,%d,%d,%d: %zu bytes", x[0],
+                  x[1], x[2], x[3], x[4], x[5], s->workspace_bytes(&q, 0));
+        cr_expect(s->workspace_bytes(&q, 1) == 0, "no backward, no workspace");
+    }
+    /* 8,32,1,32768,128 with 8 K/V heads: 64 work tiles, 16 splits at most: 256 rows x 16 x 129 */
+    attn_problem q = problem(8, 32, 1, 32768, 128, 0);
+    q.dtype = ATTN_BF16;
+    q.heads_kv = 8;
+    cr_expect(s->workspace_bytes(&q, 0) == 256u * 16 * 129 * 4);
+    q.heads_kv = 0;   /* 256 work tiles: 4 splits */
+    cr_expect(s->workspace_bytes(&q, 0) == 256u * 4 * 129 * 4);
 }
 
 /* Step 11's workspace (stream-K's partials) is asked for before the launch, maybe with

@@ -339,7 +339,9 @@ Test(gpu, every_step_refuses_a_misaligned_pointer, .timeout = 300)
      * workspace (stream-K's partials), so its offset is tested too */
     const attn_problem cand[] = {{1, 4, 300, 300, 128, 0, ATTN_BF16, 0.0884f, 4, 0},
                                  {1, 4, 300, 300, 64, 0, ATTN_BF16, 0.125f, 4, 0},
-                                 {1, 4, 300, 300, 64, 0, ATTN_FP32, 0.125f, 4, 0}};
+                                 {1, 4, 300, 300, 64, 0, ATTN_FP32, 0.125f, 4, 0},
+                                 /* step 15 (decode, Nq <= 16): 5 splits, a workspace */
+                                 {1, 4, 4, 300, 128, 0, ATTN_BF16, 0.0884f, 4, 0}};
     int calls = 0;
     for (int i = 0; i < nsteps; i++) {
         const attn_step *s = steps[i].info;
@@ -642,6 +644,69 @@ Test(gpu, top_step_two_problems_on_two_streams, .timeout = 600)
     for (int i = 0; i < 3; i++) {
         dp_free(&d[i]);
         case_free(&c[i]);
+    }
+}
+
+/* Step 15 (decode): the same bits on every call, with its splits merged by the combine kernel in
+ * a fixed order (split 0 first), and within the bounds of the fp64 reference; the shapes cut the
+ * keys into 4 splits (B = 8, 8 K/V heads: 64 work tiles on an H200's 132 SMs), 32 (B = 1) and one
+ * (1024 work tiles: O written directly). */
+Test(gpu, step15_decode_is_repeatable_and_right, .timeout = 300)
+{
+    need_gpu();
+    const attn_step *s = step("15");
+    if (!s || !attn_gpu_fits(s, gpu_cc(), NULL))
+        cr_skip_test("step 15 is not built, or does not fit this GPU");
+    const attn_problem shapes[] = {{8, 8, 1, 4096, 128, 0, ATTN_BF16, 0.0884f, 2, 0},
+                                   {1, 32, 4, 8192, 64, 0, ATTN_BF16, 0.125f, 8, 0},
+                                   {128, 8, 1, 300, 128, 0, ATTN_BF16, 0.0884f, 8, 0}};
+    const uint64_t seed = (uint64_t)time(NULL);
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const char *why = NULL;
+        cr_assert(s->supports(&shapes[i], 0, &why) == ATTN_OK, "%s", why ? why : "");
+        check_case c;
+        cr_assert(case_prepare(&c, &shapes[i], INPUT_FAR, seed + i, 0));
+        cr_assert(!c.skip_why, "%s", c.skip_why);
+        dev_problem d;
+        dp_init(&d, s, &c.in);
+        char what[256];
+        describe(what, sizeof what, s, &d);
+        const size_t ob = d.nq * 2, lb = d.nl * 4;
+        unsigned char *first = malloc(ob + lb), *now = malloc(ob + lb);
+        float *o = malloc(d.nq * sizeof(float)), *lse = malloc(d.nl * sizeof(float));
+        cr_assert(first && now && o && lse, "out of host memory");
+        for (int r = 0; r < 4; r++) {
+            dp_poison(&d, 0);
+            const char *err;
+            const attn_status st = dp_forward(s, &d, 0);
+            const int clean = cuda_clean(&err);
+            cr_assert(st == ATTN_OK && clean, "%s, run %d: status %d, %s", what, r, st,
+                      clean ? "no CUDA error" : err);
+            unsigned char *out = r ? now : first;
+            cr_assert(cuda_ok(cudaMemcpy(out, d.o, ob, cudaMemcpyDeviceToHost), "o") &&
+                      cuda_ok(cudaMemcpy(out + ob, d.lse, lb, cudaMemcpyDeviceToHost), "lse"));
+            if (r)
+                cr_expect(memcmp(first, now, ob + lb) == 0, "%s: run %d differs from the first "
+                          "(seed %llu)", what, r, (unsigned long long)(seed + i));
+        }
+        cr_assert(dev_download(o, d.o, d.nq, ATTN_BF16) && dev_download(lse, d.lse, d.nl, ATTN_FP32));
+        const attn_err eo = attn_compare_blocks(c.o, o, (size_t)d.p.batch * d.p.heads, d.p.seq_q,
+                                                d.p.head_dim, CHECK_BLOCK_ROWS);
+        const attn_err el = attn_compare(c.lse, lse, d.nl);
+        const double bl = check_bound(ATTN_BF16, "lse");
+        const double bo = c.o_floor > check_bound(ATTN_BF16, "O") ? c.o_floor
+                                                                   : check_bound(ATTN_BF16, "O");
+        cr_expect(attn_err_pass_blocks(&eo, bo, check_block_bound(bo)) && attn_err_pass(&el, bl),
+                  "%s, far inputs (seed %llu): O rel-L2 %.2e (worst block %.2e), lse %.2e",
+                  what, (unsigned long long)(seed + i), eo.rel_l2, eo.block_rel_l2, el.rel_l2);
+        cr_log_info("%s: 4 runs bitwise identical; O %.2e, lse %.2e against the fp64 reference",
+                    what, eo.rel_l2, el.rel_l2);
+        free(first);
+        free(now);
+        free(o);
+        free(lse);
+        dp_free(&d);
+        case_free(&c);
     }
 }
 
