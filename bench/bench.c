@@ -9,6 +9,10 @@
  * reference wherever it fits: the others must stay within twice the bounds of it, whole tensor
  * and every block. Where it does not fit (N = 32768), a sample of rows is checked against the
  * fp64 CPU reference (bench/measure.h: row_sample), made once per shape for the forward.
+ * Last, heads_kv (H_kv: the K/V heads, H where the sweep's shape has five fields) and gbps: the
+ * bytes of K and V (2 * B * H_kv * Nk * D * 2 in bf16) over the median time, in GB/s, what a
+ * decode step is measured by (the decode sweep). Readers find columns by name, so CSVs written
+ * before these two were added still read.
  */
 #include <getopt.h>
 #include <math.h>
@@ -24,7 +28,8 @@ const char bench_usage[] =
     "  --sweep NAME     a sweep of bench/sweeps.txt: standard (bf16, B=4, H=8, D 64 and 128,\n"
     "                   N 512..16384 causal and not, N=32768 non-causal; forward and backward)\n"
     "                   or single_head (fp32, the single-head shapes of the Triton tutorial\n"
-    "                   kernel, forward)\n"
+    "                   kernel, forward) or decode (bf16, one to four queries against K/V\n"
+    "                   caches of 1k-128k keys, grouped heads; forward; read in GB/s)\n"
     "  --steps S,S,...  only these steps (default: every step)\n"
     "  --out FILE.csv   write the CSV there (default: stdout); progress goes to stderr\n"
     "  --quick          only the lines of the sweep marked quick\n"
@@ -131,7 +136,8 @@ int cmd_bench(int argc, char **argv)
     }
     const int cc = g.cc_major * 10 + g.cc_minor;
     fprintf(out, "gpu,step,pass,dtype,batch,heads,seq_q,seq_k,head_dim,causal,ms_median,ms_min,"
-                 "ms_max,tflops,workspace_bytes,status,check,check_tensor,rel_l2,block_rel_l2\n");
+                 "ms_max,tflops,workspace_bytes,status,check,check_tensor,rel_l2,block_rel_l2,"
+                 "heads_kv,gbps\n");
     const attn_step *s00 = steps_find(steps, nsteps, "0");
 
     /* Progress: work is counted in FLOPs, so the estimate of what remains weighs big shapes. */
@@ -188,9 +194,14 @@ int cmd_bench(int argc, char **argv)
                 fprintf(out, ",,,,");
             fprintf(out, "%zu,%s,%s,", m.ws_bytes, m_status_name[m.status], m.against);
             if (isnan(m.diff.err))
-                fprintf(out, ",,\n");
+                fprintf(out, ",,,");
             else
-                fprintf(out, "%s,%.3e,%.3e\n", m.diff.tensor, m.diff.err, m.diff.block_err);
+                fprintf(out, "%s,%.3e,%.3e,", m.diff.tensor, m.diff.err, m.diff.block_err);
+            fprintf(out, "%d,", attn_heads_kv(p));
+            if (m.t.reps)
+                fprintf(out, "%.1f\n", attn_kv_bytes(p) / (m.t.median_ms * 1e-3) / 1e9);
+            else
+                fprintf(out, "\n");
             fflush(out);
             rows++;
             done_work += attn_flops(p, bwd);
@@ -198,13 +209,16 @@ int cmd_bench(int argc, char **argv)
             char e1[32], e2[32];
             fmt_duration(el, e1, sizeof e1);
             fmt_duration(done_work > 0 ? el * (total_work - done_work) / done_work : 0, e2, sizeof e2);
-            fprintf(stderr, "[%3d/%3d] %-24s %s %s D=%-3d N=%-5d %s: ", i + 1, ncfg, sel[s]->name,
-                    bwd ? "bwd" : "fwd", dtype_name(p->dtype), p->head_dim, p->seq_k,
+            char shape[64];
+            fmt_shape(p, shape, sizeof shape);
+            fprintf(stderr, "[%3d/%3d] %-24s %s %s %-20s %s: ", i + 1, ncfg, sel[s]->name,
+                    bwd ? "bwd" : "fwd", dtype_name(p->dtype), shape,
                     p->causal ? "causal    " : "non-causal");
             if (m.status == M_SKIP)
                 fprintf(stderr, "SKIP (%s)", m.why);
             else if (m.t.reps)
-                fprintf(stderr, "%9.3f ms %8.2f TFLOP/s%s%s%s%s", m.t.median_ms, m.tflops,
+                fprintf(stderr, "%9.3f ms %8.2f TFLOP/s %7.0f GB/s%s%s%s%s", m.t.median_ms, m.tflops,
+                        attn_kv_bytes(p) / (m.t.median_ms * 1e-3) / 1e9,
                         m.status == M_OK ? "" : "  ", m.status == M_OK ? "" : m_status_name[m.status],
                         m.status == M_OK ? "" : ": ", m.status == M_OK ? "" : m.why);
             else

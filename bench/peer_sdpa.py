@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The peers: PyTorch SDPA with each backend forced, and FlashAttention-4, timed like our C benchmark.
 
-    python3 bench/peer_sdpa.py --sweep standard|single_head --out FILE.csv
+    python3 bench/peer_sdpa.py --sweep standard|single_head|decode --out FILE.csv
                                [--backends flash,cudnn,efficient,math,fa4] [--quick]
 
 fa4 is FlashAttention-4 (PyPI flash-attn-4, its CuTe-DSL sm90 kernels on Hopper; 4.0.0b36 with
@@ -9,6 +9,12 @@ nvidia-cutlass-dsl 4.8.1 measured here), rows named `fa4`; it is optional: where
 not installed the sweep says so in one line and runs the others (`pip install flash-attn-4`; on a
 machine with no package index, download its wheels elsewhere and install them there). It takes
 [B, N, H, D] tensors, so its inputs are made in that layout.
+
+Grouped-query attention (a shape's sixth field, H_kv < H): K and V have H_kv heads; SDPA is
+called with enable_gqa=True (a backend that cannot says so and the row is unsupported), and
+FlashAttention-4 takes K and V with fewer heads natively. The CSV's last two columns are heads_kv
+and gbps: the bytes of K and V (2 * B * H_kv * Nk * D * the dtype's size) over the median time,
+in GB/s, as `attn bench` writes them (the decode sweep is read in those).
 
 The sweeps come from bench/sweeps.txt, the file `attn bench` reads too (its header says the
 format), so the peers run exactly the steps' shapes, in the same order. Writes the same CSV
@@ -36,7 +42,7 @@ import time
 import warnings
 
 HEADER = ("gpu,step,pass,dtype,batch,heads,seq_q,seq_k,head_dim,causal,"
-          "ms_median,ms_min,ms_max,tflops,workspace_bytes,status")
+          "ms_median,ms_min,ms_max,tflops,workspace_bytes,status,heads_kv,gbps")
 BACKENDS = ("flash", "cudnn", "efficient", "math", "fa4")
 SLEEP_CYCLES = 2_000_000   # torch.cuda._sleep ahead of an eager call: ~1 ms at 1.98 GHz
 TARGET_S, MIN_REPS, MAX_REPS = 0.3, 3, 30
@@ -54,8 +60,9 @@ SWEEPS_FILE = os.environ.get("ATTN_SWEEPS_FILE") or os.path.join(
 
 
 def read_sweeps(path=SWEEPS_FILE):
-    """{sweep: [(pass, dtype, B, H, Nq, Nk, D, causal, quick), ...]} in file order, a shape's fwd
-    before its bwd: the same reading as bench/sweeps.c."""
+    """{sweep: [(pass, dtype, B, H, Nq, Nk, D, causal, H_kv, quick), ...]} in file order, a shape's
+    fwd before its bwd: the same reading as bench/sweeps.c (H_kv = H when the shape has five
+    fields)."""
     sweeps = {}
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
@@ -67,29 +74,39 @@ def read_sweeps(path=SWEEPS_FILE):
                 raise SystemExit(f"peer_sdpa: {where}: expected 6 fields (sweep dtype shape causal passes quick)")
             name, dtype, shape, causal, passes, quick = fields
             dims = shape.split(",")
-            if (dtype not in ("fp32", "bf16") or len(dims) != 5 or not all(d.isdigit() and int(d) >= 1 for d in dims)
+            if (dtype not in ("fp32", "bf16") or len(dims) not in (5, 6)
+                    or not all(d.isdigit() and int(d) >= 1 for d in dims)
                     or causal not in ("0", "1") or passes not in ("fwd", "bwd", "fwd,bwd") or quick not in ("0", "1")):
                 raise SystemExit(f"peer_sdpa: {where}: malformed line: {line.strip()}")
-            b, h, nq, nk, d = (int(x) for x in dims)
+            b, h, nq, nk, d = (int(x) for x in dims[:5])
+            hkv = int(dims[5]) if len(dims) == 6 else h
+            if h % hkv:
+                raise SystemExit(f"peer_sdpa: {where}: H = {h} is not a multiple of H_kv = {hkv}")
             rows = sweeps.setdefault(name, [])
             for pas in ("fwd", "bwd"):
                 if pas in passes.split(","):
-                    rows.append((pas, dtype, b, h, nq, nk, d, int(causal), quick == "1"))
+                    rows.append((pas, dtype, b, h, nq, nk, d, int(causal), hkv, quick == "1"))
     return sweeps
 
 
 def configs(sweeps, sweep, quick):
-    """(pass, dtype, B, H, Nq, Nk, D, causal), in the C sweep's order (backend innermost)."""
+    """(pass, dtype, B, H, Nq, Nk, D, causal, H_kv), in the C sweep's order (backend innermost)."""
     for *c, is_quick in sweeps[sweep]:
         if is_quick or not quick:
             yield tuple(c)
 
 
-def flops(pas, b, h, nq, nk, d, causal):
-    """4·B·H·D·(visible query-key pairs); causal is top-left: query i sees keys j <= i."""
+def flops(pas, b, h, nq, nk, d, causal, hkv=None):
+    """4·B·H·D·(visible query-key pairs); causal is top-left: query i sees keys j <= i. (H_kv
+    changes no FLOP: each query head still meets every key.)"""
     pairs = sum(min(i + 1, nk) for i in range(nq)) if causal else nq * nk
     f = 4.0 * b * h * d * pairs
     return 2.5 * f if pas == "bwd" else f
+
+
+def kv_bytes(dt, b, nk, d, hkv):
+    """Bytes of K and V: 2·B·H_kv·Nk·D·(2 in bf16, 4 in fp32), the decode sweep's measure."""
+    return 2.0 * b * hkv * nk * d * (2 if dt == "bf16" else 4)
 
 
 def fmt_s(s):
@@ -178,12 +195,13 @@ def main():
     graphs = []
     eager = []   # non-empty while the current call is timed eagerly
 
-    def fa4_run_on(side, grad, dt, b, h, nq, nk, d, causal):
-        """FlashAttention-4's call: [B, N, H, D] tensors; a refusal (its asserts and
-        ValueErrors, e.g. an unsupported dtype or head dim) raises Refused."""
+    def fa4_run_on(side, grad, dt, b, h, nq, nk, d, causal, hkv):
+        """FlashAttention-4's call: [B, N, H, D] tensors, K and V with H_kv heads (its native
+        grouped-query attention); a refusal (its asserts and ValueErrors, e.g. an unsupported
+        dtype or head dim) raises Refused."""
         q = torch.randn(b, nq, h, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
-        k = torch.randn(b, nk, h, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
-        v = (torch.randn(b, nk, h, d, device="cuda", dtype=dtypes[dt]) + 0.5).requires_grad_(grad)
+        k = torch.randn(b, nk, hkv, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
+        v = (torch.randn(b, nk, hkv, d, device="cuda", dtype=dtypes[dt]) + 0.5).requires_grad_(grad)
 
         def fwd():
             r = fa4(q, k, v, causal=bool(causal))
@@ -226,7 +244,7 @@ def main():
             raise FloatingPointError("timed output has NaN/Inf")
         return times
 
-    def run_one(backend, pas, dt, b, h, nq, nk, d, causal):
+    def run_one(backend, pas, dt, b, h, nq, nk, d, causal, hkv):
         """Returns the list of timed milliseconds; raises Refused, OOM or anything else."""
         torch.manual_seed(0)
         grad = pas == "bwd"
@@ -236,17 +254,20 @@ def main():
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
             if backend == "fa4":
-                return fa4_run_on(side, grad, dt, b, h, nq, nk, d, causal)
-            return run_on(side, backend, grad, dt, b, h, nq, nk, d, causal)
+                return fa4_run_on(side, grad, dt, b, h, nq, nk, d, causal, hkv)
+            return run_on(side, backend, grad, dt, b, h, nq, nk, d, causal, hkv)
 
-    def run_on(side, backend, grad, dt, b, h, nq, nk, d, causal):
+    def run_on(side, backend, grad, dt, b, h, nq, nk, d, causal, hkv):
         q = torch.randn(b, h, nq, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
-        k = torch.randn(b, h, nk, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
-        v = (torch.randn(b, h, nk, d, device="cuda", dtype=dtypes[dt]) + 0.5).requires_grad_(grad)
+        k = torch.randn(b, hkv, nk, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
+        v = (torch.randn(b, hkv, nk, d, device="cuda", dtype=dtypes[dt]) + 0.5).requires_grad_(grad)
+        # grouped-query attention: SDPA broadcasts K and V over the groups itself (enable_gqa);
+        # only asked for where H_kv < H, so the multi-head calls are the ones measured before
+        gqa = {"enable_gqa": True} if hkv != h else {}
         with sdpa_kernel(forced[backend]), warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always")
             try:
-                out = sdpa(q, k, v, is_causal=bool(causal))
+                out = sdpa(q, k, v, is_causal=bool(causal), **gqa)
             except torch.cuda.OutOfMemoryError:
                 raise
             except RuntimeError as e:
@@ -265,7 +286,7 @@ def main():
                 d_o = torch.randn_like(out)
                 call = lambda: torch.autograd.grad(out, (q, k, v), d_o, retain_graph=True)
             else:
-                call = lambda: (sdpa(q, k, v, is_causal=bool(causal)),)
+                call = lambda: (sdpa(q, k, v, is_causal=bool(causal), **gqa),)
             return time_call(call, side)
 
     plan = [(be, c) for c in configs(sweeps, args.sweep, args.quick) for be in backends]
@@ -274,17 +295,20 @@ def main():
     t0 = time.time()
     with open(args.out, "w") as f:
         print(HEADER, file=f, flush=True)
-        for i, (be, (pas, dt, b, h, nq, nk, d, causal)) in enumerate(plan, 1):
+        for i, (be, (pas, dt, b, h, nq, nk, d, causal, hkv)) in enumerate(plan, 1):
             step = "fa4" if be == "fa4" else f"sdpa_{be}"
             shape = f"D={d} N={nq}" if nq == nk else f"D={d} Nq={nq} Nk={nk}"
+            if hkv != h or b != 4 or h != 8:
+                shape = f"B={b} H={h} H_kv={hkv} " + shape
             what = f"{step} {pas} {dt} {shape} causal={causal}"
-            cols, status = ",,,", "ok"
+            cols, status, gbps = ",,,", "ok", ""
             try:
-                times = run_one(be, pas, dt, b, h, nq, nk, d, causal)
+                times = run_one(be, pas, dt, b, h, nq, nk, d, causal, hkv)
                 med = statistics.median(times)
                 tf = flops(pas, b, h, nq, nk, d, causal) / (med * 1e-3) / 1e12
+                gbps = f"{kv_bytes(dt, b, nk, d, hkv) / (med * 1e-3) / 1e9:.1f}"
                 cols = f"{med:.4f},{min(times):.4f},{max(times):.4f},{tf:.2f}"
-                result = f"{med:.3f} ms  {tf:.1f} TFLOP/s"
+                result = f"{med:.3f} ms  {tf:.1f} TFLOP/s  {gbps} GB/s"
             except Refused as e:
                 status, result = "unsupported", f"unsupported: {e}"
             except torch.cuda.OutOfMemoryError:
@@ -296,7 +320,7 @@ def main():
             graphs.clear()
             if status == "oom":
                 torch.cuda.empty_cache()
-            print(f"{gpu},{step},{pas},{dt},{b},{h},{nq},{nk},{d},{causal},{cols},0,{status}",
+            print(f"{gpu},{step},{pas},{dt},{b},{h},{nq},{nk},{d},{causal},{cols},0,{status},{hkv},{gbps}",
                   file=f, flush=True)
             done_work += flops(pas, b, h, nq, nk, d, causal)
             elapsed = time.time() - t0

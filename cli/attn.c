@@ -23,13 +23,16 @@ static const char list_usage[] =
     "  forward or forward and backward, the GPUs it runs on, and the idea it adds; a line 'GQA:'\n"
     "  under the steps that take grouped-query attention (H_kv < H, --shape's sixth field)\n";
 static const char check_usage[] =
-    "usage: attn check [--step S]... [--steps S,S,...] [--inputs M] [--csv FILE] [--seed N]\n"
+    "usage: attn check [--step S]... [--steps S,S,...] [--inputs M] [--decode] [--csv FILE]\n"
+    "                  [--seed N]\n"
     "  every step (or those named) on the shape grid against the fp64 reference: fp32 and bf16,\n"
     "  causal and not, normal/large/late/far inputs, forward and backward; one line per case\n"
     "  (PASS, FAIL, XFAIL, XPASS or SKIP) and a summary\n"
     "  --step S         only this step (repeatable)\n"
     "  --steps S,S,...  only these steps\n"
     "  --inputs M       only these inputs: normal, large, late or far (default: all four)\n"
+    "  --decode         only the grid's cases of at most 16 queries (step 15's decode shapes\n"
+    "                   and the older few-query ones), their seeds as in the whole grid\n"
     "  --csv FILE       also one CSV row per output tensor\n"
     "  --seed N         seed of the random inputs (default: the time; failures print theirs)\n";
 static const char run_usage[] =
@@ -57,7 +60,7 @@ static const char usage[] =
     "  list     the steps: what each supports and the idea it adds\n"
     "  check    every step on the shape grid against the fp64 reference\n"
     "  run      one step on one shape: a checked run, then a timed measurement\n"
-    "  bench    a sweep of bench/sweeps.txt (standard, single_head), one CSV row per measurement\n"
+    "  bench    a sweep of bench/sweeps.txt (standard, single_head, decode), one CSV row per measurement\n"
     "  info     the GPU as key=value lines\n"
     "\n"
     "S is a step number (2, 02) or name (02_ragged_mask). Exit status: 0 ok, 1 a check failed,\n"
@@ -313,6 +316,10 @@ static int cmd_info(int argc, char **argv)
            g.name, g.slug, g.total_mem, g.sms, g.cc_major, g.cc_minor, g.l2_bytes,
            g.runtime_version / 1000, g.runtime_version % 1000 / 10, g.driver_version / 1000,
            g.driver_version % 1000 / 10, date);
+    /* the memory's peak from its clock and bus width, as the driver reports them (H200: 4.8 TB/s
+     * by the datasheet); the decode chart draws its roofline from it */
+    if (g.hbm_peak_gbps > 0)
+        printf("hbm_peak_gbps=%.0f\n", g.hbm_peak_gbps);
     return 0;
 }
 
@@ -333,7 +340,7 @@ static int cmd_check(int argc, char **argv)
         {"step", required_argument, NULL, 's'}, {"steps", required_argument, NULL, 'S'},
         {"csv", required_argument, NULL, 'c'},  {"seed", required_argument, NULL, 'e'},
         {"inputs", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        {"decode", no_argument, NULL, 'd'},       {NULL, 0, NULL, 0}};
     const char *specs[MAX_STEPS];
     int nspecs = 0, c, mode = -1;
     const char *csv_path = NULL;
@@ -347,6 +354,9 @@ static int cmd_check(int argc, char **argv)
             break;
         case 'c':
             csv_path = optarg;
+            break;
+        case 'd':
+            check_set_max_queries(16);
             break;
         case 'i':
             if ((mode = parse_input_mode(optarg)) < 0)
@@ -619,6 +629,8 @@ static int cmd_run(int argc, char **argv)
         printf("time       %.4f ms median (min %.4f, max %.4f; %d runs, L2 flushed before each)\n",
                m.t.median_ms, m.t.min_ms, m.t.max_ms, m.t.reps);
         printf("rate       %.2f TFLOP/s (%.3g FLOP)\n", m.tflops, attn_flops(&p, backward));
+        printf("bandwidth  %.0f GB/s of K and V (%.3g bytes, each read once)\n",
+               attn_kv_bytes(&p) / (m.t.median_ms * 1e-3) / 1e9, attn_kv_bytes(&p));
         printf("workspace  %s (%zu bytes)\n", ws, m.ws_bytes);
         printf("timed      the outputs after the timing loop match the first run's\n");
     }

@@ -173,6 +173,12 @@ static int is_long(const attn_problem *p)
 }
 
 static const attn_step *gpu_reference;
+static int max_queries;
+
+void check_set_max_queries(int nq)
+{
+    max_queries = nq;
+}
 
 void check_set_gpu_reference(const attn_step *step00)
 {
@@ -750,11 +756,27 @@ int check_run_all(const attn_step *const *steps, int nsteps, int mode, uint64_t 
     for (int gi = 0; gi < ng && ok; gi++)
         for (int m = INPUT_NORMAL; m <= INPUT_FAR && ok; m++) {
             case_seed = case_seed * 6364136223846793005ull + 1442695040888963407ull;
-            if (mode >= 0 && m != mode)
+            if ((mode >= 0 && m != mode) || (max_queries && grid[gi].seq_q > max_queries))
                 continue;
+            /* A case that no selected step runs (each would say SKIP before looking at the
+             * inputs) needs no inputs and no reference: `attn check --steps 15` does not pay for
+             * the fp64 references of the shapes only other steps take. */
+            int runs = 0;
+            for (int s = 0; s < nsteps && !runs; s++)
+                for (int bwd = 0; bwd < (steps[s]->backward ? 2 : 1) && !runs; bwd++) {
+                    const char *why;
+                    runs = attn_gpu_fits(steps[s], device_cc(), &why) &&
+                           steps[s]->supports(&grid[gi], bwd, &why) == ATTN_OK;
+                }
             check_case c;
-            if (!(ok = case_prepare(&c, &grid[gi], (input_mode)m, case_seed, any_bwd)))
+            if (!runs) {
+                memset(&c, 0, sizeof c);
+                c.p = grid[gi];
+                c.mode = (input_mode)m;
+                c.seed = case_seed;
+            } else if (!(ok = case_prepare(&c, &grid[gi], (input_mode)m, case_seed, any_bwd))) {
                 break;
+            }
             for (int s = 0; s < nsteps && ok; s++)
                 for (int bwd = 0; bwd < (steps[s]->backward ? 2 : 1) && ok; bwd++) {
                     check_result r;

@@ -111,6 +111,12 @@ double attn_flops(const attn_problem *p, int backward)
     return backward ? 2.5 * f : f;
 }
 
+double attn_kv_bytes(const attn_problem *p)
+{
+    return 2.0 * p->batch * attn_heads_kv(p) * (double)p->seq_k * p->head_dim *
+           (double)attn_dtype_bytes(p->dtype);
+}
+
 void fmt_bytes(double b, char *out, size_t n)
 {
     static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};

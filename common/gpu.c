@@ -69,6 +69,11 @@ int gpu_query(gpu_info *g)
     g->cc_minor = prop.minor;
     cudaRuntimeGetVersion(&g->runtime_version);
     cudaDriverGetVersion(&g->driver_version);
+    int khz = 0, bits = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev) == cudaSuccess)
+        g->hbm_peak_gbps = 2.0 * khz * 1e3 * (bits / 8) / 1e9;
+    cudaGetLastError();   /* an attribute the driver does not report leaves no error behind */
     return 1;
 }
 

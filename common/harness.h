@@ -152,6 +152,8 @@ typedef struct {
     char slug[64];           /* "NVIDIA H200" -> "h200": the bench/results/<slug>/ folder */
     size_t total_mem, free_mem;
     int l2_bytes, sms, cc_major, cc_minor, runtime_version, driver_version;
+    double hbm_peak_gbps;    /* the memory's peak by its clock and bus width (2 transfers per
+                                clock): what a decode step's GB/s are held against; 0 if unknown */
 } gpu_info;
 int gpu_query(gpu_info *g);
 void gpu_slug(const char *name, char *out, size_t n);
@@ -199,6 +201,9 @@ const char *dtype_name(attn_dtype t);
 double visible_pairs(const attn_problem *p);
 /* 4 * B * H * D * visible pairs; backward 2.5x the forward. */
 double attn_flops(const attn_problem *p, int backward);
+/* Bytes of K and V, 2 * B * H_kv * Nk * D * the dtype's size: what a decode step must read at
+ * least once (the GB/s of the decode sweep are these bytes over the median time). */
+double attn_kv_bytes(const attn_problem *p);
 /* "512.0 GiB" */
 void fmt_bytes(double bytes, char *out, size_t n);
 /* Device bytes of Q, K, V, O, lse (+ dO, dQ, dK, dV for the backward). */
@@ -230,6 +235,9 @@ int check_grid(attn_problem *out, int max);
 /* Long grid cases (too slow for the fp64 CPU reference) use this step, run in fp32 on the GPU,
  * as their reference: step 00, itself checked against the CPU. Without it they are SKIP. */
 void check_set_gpu_reference(const attn_step *step00);
+/* Only the grid's cases of at most nq queries (0: all, the default): attn check --decode. Each
+ * case keeps the seed it has in the whole grid. */
+void check_set_max_queries(int nq);
 /* The bound on rel-L2 per dtype and tensor ("O", "lse", "dQ", "dK", "dV"); check.c says where
  * each number comes from. */
 double check_bound(attn_dtype t, const char *tensor);

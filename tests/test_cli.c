@@ -202,7 +202,7 @@ Test(cli_values, bad_shape_dtype_inputs_reps_seed)
 Test(cli_sweeps, unknown_sweep_lists_the_sweeps)
 {
     rejects("bench --sweep huge", "attn bench: ", "unknown sweep 'huge'");
-    cr_expect(strstr(out, "standard, single_head"), "%s", out);
+    cr_expect(strstr(out, "standard, single_head, decode"), "%s", out);
     /* the old names are gone */
     rejects("bench --sweep blog", "attn bench: ", "unknown sweep 'blog'");
     rejects("bench --sweep seed1", "attn bench: ", "unknown sweep 'seed1'");
