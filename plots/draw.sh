@@ -5,7 +5,9 @@
 # RESULTS_DIR holds standard.csv, peers_standard.csv (the standard bf16 sweep), single_head.csv,
 # peers_single_head.csv (the single-head fp32 shapes), check.csv (plus any check*.csv of a later
 # check, e.g. check12.csv; never a check-<sha>*.csv), tiles.csv and tiles.log (step 03's tile
-# sweep, its own run: tiles.log's first line names its commit), and meta.txt, all optional: a
+# sweep, its own run: tiles.log's first line names its commit), decode.csv and peers_decode.csv
+# (the decode sweep; the chart's HBM line from meta.txt's hbm_peak_gbps; without either CSV the
+# decode chart is skipped without a word), and meta.txt, all optional: a
 # chart whose inputs are missing is skipped with a line on stderr (tiles.png and causal.png
 # appear once a run has their rows), but a chart the inputs allow that does not come out is an
 # error (exit status 1). The steps are read from the CSVs, so a new step shows up in every chart
@@ -61,12 +63,14 @@ tiles_sha=$(sed -n '1s/^commit //p' "$results/tiles.log" 2>/dev/null || true)
 single_sha=$(sed -n '1s/^commit //p' "$results/single_head.log" 2>/dev/null || true)
 single_date=$(sed -n '2s/^date //p' "$results/single_head.log" 2>/dev/null || true)
 gpumem=$(meta gpu_mem_bytes); [[ "$gpumem" =~ ^[0-9]+$ ]] || gpumem=0
-vars="results='$results'; out='$out'; plotdir='$plotdir'; gpu='$gpu'; date='$date'; sha='$sha'; later='$later'; check_sha='$check_sha'; tiles_sha='$tiles_sha'; single_sha='$single_sha'; single_date='$single_date'; gpumem=$gpumem.0"
+hbm=$(meta hbm_peak_gbps); [[ "$hbm" =~ ^[0-9]+$ ]] || hbm=0
+vars="results='$results'; out='$out'; plotdir='$plotdir'; gpu='$gpu'; date='$date'; sha='$sha'; later='$later'; check_sha='$check_sha'; tiles_sha='$tiles_sha'; single_sha='$single_sha'; single_date='$single_date'; gpumem=$gpumem.0; hbm=$hbm.0"
 
 # why_not NAME: empty if the inputs allow chart NAME, else the reason it is skipped.
 why_not() {
   local b=$results/standard.csv p=$results/peers_standard.csv
   local sh=$results/single_head.csv psh=$results/peers_single_head.csv t=$results/tiles.csv
+  local dc=$results/decode.csv pdc=$results/peers_decode.csv
   case $1 in
     forward|backward) [ -s "$b" ] || [ -s "$p" ] || { echo "no standard.csv or peers_standard.csv in $results"; return; } ;;
     hopper) if [ ! -s "$b" ] || [ ! -s "$p" ]; then echo "it needs both standard.csv and peers_standard.csv in $results"; return; fi ;;
@@ -76,6 +80,7 @@ why_not() {
     single_head) [ -s "$sh" ] || [ -s "$psh" ] || { echo "no single_head.csv or peers_single_head.csv in $results"; return; } ;;
     causal) [ -s "$b" ] || { echo "no standard.csv in $results"; return; } ;;
     tiles) [ -s "$t" ] || { echo "no tiles.csv in $results (the tile sweep has not been run)"; return; } ;;
+    decode) [ -s "$dc" ] || [ -s "$pdc" ] || { echo "-"; return; } ;;   # not run: skipped silently
   esac
   case $1 in
     forward|backward)
@@ -108,6 +113,9 @@ why_not() {
         || echo "no causal forward rows of step 03 or later in standard.csv" ;;
     tiles)
       [ "$(count "$t" "status=ok")" != 0 ] || echo "no rows with status ok in tiles.csv" ;;
+    decode)
+      [ $(( $(count "$dc" "status=ok pass=fwd heads_kv=8 seq_q=1") + $(count "$pdc" "status=ok pass=fwd heads_kv=8 seq_q=1") )) -gt 0 ] \
+        || echo "no forward rows with status ok and 8 K/V heads in decode.csv or peers_decode.csv" ;;
   esac
 }
 
@@ -116,6 +124,7 @@ for gp in "$plotdir"/*.gp; do
   name=$(basename "$gp" .gp)
   case $name in _*) continue ;; esac
   reason=$(why_not "$name")
+  [ "$reason" = "-" ] && continue   # a sweep this run did not make (decode): no line
   if [ -n "$reason" ]; then
     echo "draw.sh: skipping $name.png: $reason" >&2
     continue
