@@ -21,9 +21,9 @@ Grouped-query attention: with enable_gqa=True (sdpa's and attention()'s keyword,
 F.scaled_dot_product_attention), k and v may have H_kv heads where q has H, H a multiple of H_kv
 (multi-query: H_kv = 1); query head h reads K/V head h / (H / H_kv), and dk, dv come back with H_kv
 heads, summed over each group by the step itself. The problem's heads_kv is k's head count. Steps
-00 and 14 take it; every other step's supports() refuses it, so the choice below passes over them
-as over any problem they cannot do (on a Hopper GPU: step 14 both ways for bf16 at D = 64 or 128;
-elsewhere, and for fp32 or other head dims, step 00). H not a multiple of H_kv is a ValueError,
+00 and 14 take it, and step 15 forward for Nq <= 16; every other step's supports() refuses it, so
+the choice below passes over them as over any problem they cannot do (on a Hopper GPU: step 14
+both ways for bf16 at D = 64 or 128; elsewhere, and for fp32 or other head dims, step 00). H not a multiple of H_kv is a ValueError,
 and so is H_kv != H without enable_gqa=True.
 
 sdpa(query, key, value, is_causal=False, scale=None, enable_gqa=False) is SDPA's call on (B, H, N,
@@ -59,8 +59,12 @@ with one exception: 01 and 02, the scalar lessons, are slower than 00's cuBLAS p
 so when the choice falls to them (fp32, or a head dim the tensor-core steps do not take), step 00 is
 taken instead if it can do the problem and its workspace (the N x N scores, forward or backward,
 whichever is larger) fits in the GPU's free memory; else the lesson runs, since it needs none. The
-measurements are in the README's table. Override with step=N, a name ("02_ragged_mask"), or a Step from load(); available() lists
-what is built.
+measurements are in the README's table. Decode (Nq <= 16 queries, bf16, D = 64 or 128, any
+H_kv): step 15, the highest-numbered step, takes the forward and nothing else (it refuses more
+queries and every backward, saying so), so the same rule gives decode problems to step 15 and the
+rest to the step below it; a decode forward that needs gradients is differentiated by the backward
+step chosen below. Override with step=N, a name ("02_ragged_mask"), or a Step from load();
+available() lists what is built.
 
 Which backward runs (backward_step=None): the step's own when it has one that supports the
 problem (06 has one; 00 too, so step=0 stays the materialized baseline both ways). For a
@@ -86,7 +90,7 @@ inside a step fails. A step with a known bug on the problem (step 01 when Nk % 1
 only when asked for by name, with a RuntimeWarning that quotes the bug.
 
 What it is not: no dropout, no attention mask other than causal, no fp16, grouped-query attention
-only by steps 00 and 14 (the others refuse it), no double backward (flash_steps::attention_bwd has
+only by steps 00, 14 and 15 (the others refuse it), no double backward (flash_steps::attention_bwd has
 no autograd formula), no gradient through lse (it is marked non-differentiable).
 
 `python3 python/flash_steps.py` lists the built steps and what each needs (no torch needed).
@@ -405,7 +409,8 @@ def _problem(q4, k4, causal, scale, deterministic=False):
 def choose(q, k, v, causal=False, scale=None, enable_gqa=False):
     """The Step that attention() and sdpa() run for these inputs when step=None (see the module's
     doc). A step whose supports() refuses the problem (grouped-query attention included: only
-    steps 00 and 14 take H_kv < H) is passed over, as for any problem it cannot do."""
+    steps 00, 14 and 15 take H_kv < H; step 15 only Nq <= 16) is passed over, as for any problem
+    it cannot do: decode problems go to step 15."""
     _need_torch()
     q4, k4, _, _ = _as_4d(q, k, v, enable_gqa)
     return _choose(_problem(q4, k4, causal, scale), q4.device)
@@ -631,7 +636,8 @@ def attention(q, k, v, causal=False, scale=None, step=None, return_lse=False, ba
     strides and any alignment (misaligned tensors are copied to aligned ones; see the module doc).
     With enable_gqa=True, k and v may have H_kv heads where q has H, H a multiple of H_kv
     (grouped-query attention; query head h reads K/V head h / (H / H_kv); dk and dv come back with
-    H_kv heads); only steps 00 and 14 take it, and the choice passes over the others.
+    H_kv heads); only steps 00, 14 and 15 (Nq <= 16) take it, and the choice passes over the
+    others.
     scale defaults to 1/sqrt(D). step=None takes the highest-numbered built step that fits this
     GPU and supports the problem (the fastest, by the construction of the series; see the module
     doc for the one exception), step=N or a name picks one. The backward is the forward step's

@@ -21,8 +21,9 @@ exceed the bound, as the C check (attn check) demands: a bug that vanished there
 Grouped-query attention and the PyTorch operator: flash_steps.sdpa (the custom ops
 flash_steps::attention_fwd and ::attention_bwd) against F.scaled_dot_product_attention(...,
 enable_gqa=True) on random grouped shapes (groups of 1, 4, 8 and multi-query), bf16 and fp32, by
-the same rule; attention(..., step=s, enable_gqa=True) for every step (00 and 14 take it, the
-others refuse it with their why); torch.compile(fullgraph=True) of a small module calling sdpa,
+the same rule (two decode shapes among them: step 15's forward); attention(..., step=s,
+enable_gqa=True) for every step (00, 14 and, for Nq <= 16, 15 take it, the others refuse it with
+their why); torch.compile(fullgraph=True) of a small module calling sdpa,
 forward and backward, against eager; torch.library.opcheck on both ops.
 
 Without torch the whole file skips with the reason; without a GPU only the tests that need no
@@ -774,6 +775,10 @@ def _gqa_cases():
             cases.append(("%s_b%dh%dkv%d_%dx%d_d%d" % (name, B, H, H_kv, Nq, Nk, D),
                           B, H, H_kv, Nq, Nk, D))
     cases.append(("g4_long_b1h16kv4_1024x1024_d128", 1, 16, 4, 1024, 1024, 128))
+    # decode (Nq <= 16): step 15's forward where built (its keys split across blocks), the
+    # backward by the highest step with one
+    cases.append(("decode_g4_b2h8kv2_4x3000_d128", 2, 8, 2, 4, 3000, 128))
+    cases.append(("decode_mqa_b1h8kv1_1x5000_d64", 1, 8, 1, 1, 5000, 64))
     return cases
 
 
@@ -832,7 +837,9 @@ def test_gqa_shape_error_inside_torch_compile():
 def test_gqa_choice_passes_over_steps_that_refuse_it(monkeypatch):
     """No GPU needed (supports() is host code; this GPU's capability is pretended): a grouped
     problem goes to the highest-numbered built step that takes it, forward and backward, the
-    steps that refuse it (all but 00 and 14) passed over as for any problem they cannot do."""
+    steps that refuse it (all but 00, 14 and 15) passed over as for any problem they cannot do;
+    step 15 (decode) refuses these 100 queries for their number, and takes the same problem with 4,
+    where it is the choice."""
     if not STEPS:
         pytest.skip("no steps built: run make")
     steps = [fs.load(n) for n in STEPS]
@@ -844,7 +851,9 @@ def test_gqa_choice_passes_over_steps_that_refuse_it(monkeypatch):
             assert "H_kv=2" in repr(p)
             for s in steps:
                 st, why = s.supports(p, False)
-                if s.number not in (0, 14):
+                if s.number == 15:
+                    assert st == fs.ATTN_ERR_UNSUPPORTED and "Nq <= 16" in why, (s.name, why)
+                elif s.number not in (0, 14):
                     assert st == fs.ATTN_ERR_UNSUPPORTED and "grouped-query" in why, (s.name, why)
             can = [s for s in steps if s.fits(cc)[0] and s.supports(p, False)[0] == fs.ATTN_OK
                    and not s.known_bug(p)]
@@ -862,6 +871,14 @@ def test_gqa_choice_passes_over_steps_that_refuse_it(monkeypatch):
                 assert s.name == "14_gqa" and fs._backward_step(s, p, cc).name == "14_gqa"
             if cc == 80 and "00_materialized" in STEPS:
                 assert s.name == "00_materialized"
+            if "15_decode" in STEPS and dt == fs.ATTN_BF16:   # the same with 4 queries: decode
+                d = fs.Problem(2, 8, 4, 130, D, int(causal), dt, D ** -0.5, 2)
+                s = fs._choose(d, None)
+                assert s.name == "15_decode", (cc, d, s)
+                bwd = [b for b in steps if b.has_backward and b.fits(cc)[0]
+                       and b.supports(d, True)[0] == fs.ATTN_OK]
+                if bwd:
+                    assert fs._backward_step(s, d, cc) is bwd[-1]
 
 
 def check_against_sdpa(q, k, v, do, causal, scale, o, got, what):
