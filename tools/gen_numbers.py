@@ -32,6 +32,13 @@ says how the number is made, from the files of bench/results/<gpu>/ (h200 unless
     ... in=FOLDER          (range, tflops) from FOLDER's standard.csv and peers_standard.csv
                            instead, a folder of one run (an experiment's), relative to the
                            repository: for ratios that must come from one run
+    gbps A B,H,Nq,Nk,D[,H_kv]
+                           GB/s of K and V read by A (a step or peer) at that decode shape, from
+                           decode.csv and peers_decode.csv (their gbps column), "4,312"
+    decode_range A B [B,H,Nq,Nk,D,H_kv ...]
+                           min–max of gbps(A) / gbps(B) over the shapes given (default: the six
+                           decode bar shapes, the first six of the decode sweep), B a step, a
+                           peer, or `best`: the fastest peer at each shape; "1.02–1.11"
 
     tools/gen_numbers.py --check FILE...   exit 1, naming file, line, key, the text and the value, if
                                        any marked number differs from what the results give
@@ -121,6 +128,23 @@ class Results:
                         self._rates[key] = float(row["tflops"])   # the last row of a shape wins
         return self._rates
 
+    def decode_rates(self):
+        """{(step, (B, H, Nq, Nk, D, H_kv)): gbps} of the decode sweep and its peers."""
+        if getattr(self, "_decode", None) is None:
+            self._decode = {}
+            for name in ("decode.csv", "peers_decode.csv"):
+                if not os.path.exists(self.path(name)):
+                    continue
+                with open(self.path(name), newline="") as f:
+                    for row in csv.DictReader(f):
+                        if row.get("status") != "ok" or row["pass"] != "fwd" or not row.get("gbps"):
+                            continue
+                        shape = tuple(int(row[k]) for k in ("batch", "heads", "seq_q", "seq_k",
+                                                            "head_dim"))
+                        shape += (int(row.get("heads_kv") or row["heads"]),)
+                        self._decode[(row["step"], shape)] = float(row["gbps"])
+        return self._decode
+
     def step_name(self, spec, names):
         if spec.startswith("sdpa_") or spec in names:
             return spec
@@ -185,7 +209,38 @@ def value(key, res):
             raise ValueError("no shape has both %s and %s" % (a, b))
         lo, hi = "%.2f" % min(r), "%.2f" % max(r)
         return lo if lo == hi else lo + "–" + hi
+    if kind in ("gbps", "decode_range"):
+        rates = res.decode_rates()
+        names = {k[0] for k in rates}
+        peers = sorted(n for n in names if n.startswith("sdpa_") or n == "fa4")
+
+        def shape(s):
+            v = [int(x) for x in s.split(",")]
+            return tuple(v) if len(v) == 6 else tuple(v) + (v[1],)
+
+        def rate(step, sh):
+            if step != "best":
+                return rates.get((res.step_name(step, names | {"fa4"}), sh))
+            have = [rates[(p, sh)] for p in peers if (p, sh) in rates]
+            return max(have) if have else None
+        if kind == "gbps":
+            v = rate(args[0], shape(args[1]))
+            if v is None:
+                raise ValueError("no decode row of %s at %s" % (args[0], args[1]))
+            return "{:,.0f}".format(v)
+        shapes = [shape(s) for s in args[2:]] or [shape(s) for s in DECODE_BARS]
+        r = [rate(args[0], sh) / rate(args[1], sh) for sh in shapes
+             if rate(args[0], sh) and rate(args[1], sh)]
+        if not r:
+            raise ValueError("no decode shape has both %s and %s" % (args[0], args[1]))
+        lo, hi = "%.2f" % min(r), "%.2f" % max(r)
+        return lo if lo == hi else lo + "–" + hi
     raise ValueError("unknown key %r" % kind)
+
+
+# The decode bar shapes, B,H,Nq,Nk,D,H_kv: the first six lines of bench/sweeps.txt's decode sweep.
+DECODE_BARS = ("8,32,1,32768,128,32", "8,32,1,32768,64,32", "8,32,1,32768,128,8",
+               "64,32,1,4096,128,8", "1,32,1,131072,128,8", "8,32,4,32768,128,8")
 
 
 def main():
