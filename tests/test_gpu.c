@@ -340,7 +340,7 @@ Test(gpu, every_step_refuses_a_misaligned_pointer, .timeout = 300)
     const attn_problem cand[] = {{1, 4, 300, 300, 128, 0, ATTN_BF16, 0.0884f, 4, 0},
                                  {1, 4, 300, 300, 64, 0, ATTN_BF16, 0.125f, 4, 0},
                                  {1, 4, 300, 300, 64, 0, ATTN_FP32, 0.125f, 4, 0},
-                                 /* step 15 (decode, Nq <= 16): 5 splits, a workspace */
+                                 /* step 15 (decode, Nq <= 16): a workspace for up to 5 splits */
                                  {1, 4, 4, 300, 128, 0, ATTN_BF16, 0.0884f, 4, 0}};
     int calls = 0;
     for (int i = 0; i < nsteps; i++) {
@@ -648,9 +648,9 @@ Test(gpu, top_step_two_problems_on_two_streams, .timeout = 600)
 }
 
 /* Step 15 (decode): the same bits on every call, with its splits merged by the combine kernel in
- * a fixed order (split 0 first), and within the bounds of the fp64 reference; the shapes cut the
- * keys into 4 splits (B = 8, 8 K/V heads: 64 work tiles on an H200's 132 SMs), 32 (B = 1) and one
- * (1024 work tiles: O written directly). */
+ * a fixed order, and within the bounds of the fp64 reference, on far inputs; on an H200's 132 SMs
+ * the shapes cut the keys into 16 splits (16 work tiles of 64 key tiles), 32 (8 work tiles, 16
+ * rows each) and one (1024 work tiles: O written directly, no workspace). */
 Test(gpu, step15_decode_is_repeatable_and_right, .timeout = 300)
 {
     need_gpu();
