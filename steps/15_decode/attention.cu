@@ -44,7 +44,7 @@
  * Build-time knobs, for experiments (bench/experiments/15_decode/run.sh builds variants):
  * -DDECODE_BC=n -DDECODE_STAGES=n (the key tile and ring depth, both head dims), -DDECODE_SPLITS=n
  * (force n splits, within the workspace), -DDECODE_BLOCKS_PER_SM=n (the waves choose_splits
- * fills; default: the occupancy).
+ * fills; default: the occupancy), -DDECODE_MIN_BLOCKS=n (blocks per SM the registers allow: 2).
  *
  * Run:  build/attn run --step 15 --shape 8,32,1,32768,128,8 --dtype bf16
  *       build/attn bench --sweep decode --steps 15
@@ -79,6 +79,9 @@ constexpr tiles tiles_for(int D) { return D == 64 ? tiles{128, 3} : tiles{64, 3}
 #endif
 #ifndef DECODE_BLOCKS_PER_SM
 #define DECODE_BLOCKS_PER_SM 0   /* 0: the occupancy the kernel gets */
+#endif
+#ifndef DECODE_MIN_BLOCKS
+#define DECODE_MIN_BLOCKS 2      /* blocks per SM the registers must allow (__launch_bounds__) */
 #endif
 
 /* The warps of a block: warps_m slices of 16 rows x warps_n slices of every key tile. */
@@ -313,7 +316,7 @@ __device__ __forceinline__ void merge_and_store(unsigned char *ring, const decod
 /* grid: B*H_kv * splits * n_rt blocks, row tile fastest (the blocks that share a K/V range run
  * together, so the second row tile's K and V come from L2), then split, then K/V head. */
 template <int D, int WM, int Bc, int STAGES>
-__global__ void __launch_bounds__(THREADS) decode_fwd(const decode_args a)
+__global__ void __launch_bounds__(THREADS, DECODE_MIN_BLOCKS) decode_fwd(const decode_args a)
 {
     constexpr int WN = warp_grid<WM>::WN, BM = warp_grid<WM>::BM;
     constexpr int KW = Bc / WN;            /* keys of a tile per warp */

@@ -6,7 +6,8 @@
  * variant's median of one round.
  *   ab [--backward] [--rounds R] [--reps N] --shape B,H,Nq,Nk,D[,c] ... A.so B.so[:det] ...
  * A variant named X.so:det runs X.so with the problem's deterministic = 1.
- * Prints CSV: variant,pass,shape,causal,round,ms_median,ms_min,tflops.
+ * Prints CSV: variant,pass,shape,causal,round,ms_median,ms_min,tflops,gbps (gbps: the bytes of K
+ * and V over the median, what a decode step is read in).
  * Build: gcc -O2 -std=c11 -D_GNU_SOURCE -Icommon -I$CUDA/include -o build/ab
  *        bench/experiments/tools/ab.c build/libharness.a -L$CUDA/lib64 -lcudart -ldl -lm */
 #include <dlfcn.h>
@@ -83,7 +84,7 @@ int main(int argc, char **argv)
     cudaStream_t stream;
     if (!cuda_ok(cudaStreamCreate(&stream), "stream") || !timer_init(&t, stream))
         return 1;
-    printf("variant,pass,shape,causal,round,ms_median,ms_min,tflops\n");
+    printf("variant,pass,shape,causal,round,ms_median,ms_min,tflops,gbps\n");
     for (int si = 0; si < nshape; si++) {
         const attn_problem *p = &shapes[si];
         attn_problem pdet = *p;
@@ -144,8 +145,9 @@ int main(int argc, char **argv)
                     }
                 lo = x[0];
                 const double med = reps % 2 ? x[reps / 2] : 0.5 * (x[reps / 2 - 1] + x[reps / 2]);
-                printf("%s,%s,\"%s\",%d,%d,%.4f,%.4f,%.1f\n", vname[v], bwd ? "bwd" : "fwd", shape,
-                       p->causal, r, med, lo, attn_flops(p, bwd) / (med * 1e9));
+                printf("%s,%s,\"%s\",%d,%d,%.4f,%.4f,%.1f,%.1f\n", vname[v], bwd ? "bwd" : "fwd",
+                       shape, p->causal, r, med, lo, attn_flops(p, bwd) / (med * 1e9),
+                       attn_kv_bytes(p) / (med * 1e6));
             }
             free(ms);
             fflush(stdout);
