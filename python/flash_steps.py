@@ -60,7 +60,7 @@ so when the choice falls to them (fp32, or a head dim the tensor-core steps do n
 taken instead if it can do the problem and its workspace (the N x N scores, forward or backward,
 whichever is larger) fits in the GPU's free memory; else the lesson runs, since it needs none. The
 measurements are in the README's table. Decode (Nq <= 16 queries, bf16, D = 64 or 128, any
-H_kv): step 15, the highest-numbered step, takes the forward and nothing else (it refuses more
+H_kv) on a Hopper GPU: step 15, the highest-numbered step, takes the forward and nothing else (it refuses more
 queries and every backward, saying so), so the same rule gives decode problems to step 15 and the
 rest to the step below it; a decode forward that needs gradients is differentiated by the backward
 step chosen below. Override with step=N, a name ("02_ragged_mask"), or a Step from load();

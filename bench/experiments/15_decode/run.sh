@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Step 15 (decode) on the H200, one call. Not yet run (prepared 2026-12-01 without a GPU).
 # Here (nvcc, no GPU):  bench/experiments/15_decode/run.sh build
-#   make, then the variants of step 15 below, each an sm_90 build of steps/15_decode/attention.cu
+#   make, then the variants of step 15 below, each a build of steps/15_decode/attention.cu
 #   with build-time knobs (the step's header lists them), into build/v15/NAME.so, their ptxas
 #   registers and spills in build/v15/ptxas.txt, and build/v15/ab (bench/experiments/tools/ab.c).
 # On the H200, carry ["build", ".device-libs", ".git-sha"]:
@@ -32,6 +32,8 @@
 #   s4        4 stages (128 KB + Q: one block per SM, 3 tiles in flight)
 #   bc128s2   Bc = 128 at both head dims, 2 stages (64 KB tiles at D = 128)
 #   bc64s6    Bc = 64 at both head dims, 6 stages (192 KB: one block per SM, 5 tiles in flight)
+#   cpasync   K and V by cp.async (every thread copies 16 bytes at a time, step 03's loader and
+#             swizzle) instead of TMA: the step as first written, cp_async.patch here
 # OUT receives (7 files): meta.txt (attn info, with hbm_peak_gbps, the commit, driver, torch),
 # decode.csv and peers_decode.csv (the sweep, for plots/draw.sh: copy them with meta.txt into
 # bench/results/h200/), check_decode.csv (attn check's rows), variants.csv (ab), summary.txt (the
@@ -44,9 +46,9 @@ set -u
 cd "$(dirname "$0")/../../.."
 X=bench/experiments/15_decode
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
-# step 15's flags (make step-flags STEP=15), for sm_90 only
+# step 15's flags (make step-flags STEP=15)
 NV="$NVCC -O3 -lineinfo -std=c++17 -shared -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings
-    -cudart shared -Xlinker -rpath=/usr/local/cuda/lib64 -Icommon -gencode arch=compute_90,code=sm_90"
+    -cudart shared -Xlinker -rpath=/usr/local/cuda/lib64 -Icommon -gencode arch=compute_90a,code=sm_90a"
 VARIANTS=(
     "base:"
     "sp1:-DDECODE_SPLITS=1"
@@ -56,6 +58,7 @@ VARIANTS=(
     "s4:-DDECODE_BC=64 -DDECODE_STAGES=4"
     "bc128s2:-DDECODE_BC=128 -DDECODE_STAGES=2"
     "bc64s6:-DDECODE_BC=64 -DDECODE_STAGES=6"
+    "cpasync:"
 )
 # Careful: s2 and s4 set Bc = 64 at D = 64 as well (the default there is 128); the D = 64 bar shape
 # is not among the variants' shapes.
@@ -68,11 +71,13 @@ build)
     make -s
     mkdir -p build/v15
     : >build/v15/ptxas.txt
+    patch -s -o build/v15/cp_async.cu steps/15_decode/attention.cu $X/cp_async.patch
     for v in "${VARIANTS[@]}"; do
-        name=${v%%:*} flags=${v#*:}
+        name=${v%%:*} flags=${v#*:} src=steps/15_decode/attention.cu
+        [ "$name" = cpasync ] && src=build/v15/cp_async.cu
         echo "== $name ($flags)" >>build/v15/ptxas.txt
         # shellcheck disable=SC2086
-        $NV -Xptxas -v $flags -o build/v15/$name.so steps/15_decode/attention.cu 2>&1 |
+        $NV -Xptxas -v $flags -o build/v15/$name.so $src 2>&1 |
             awk '/Compiling entry function/ { k = $0; sub(/.*function .[^ ]*_Z[0-9]+/, "", k);
                                                sub(/EEv.*/, "", k); sub(/ILi/, "<", k); gsub(/ELi|ELb/, ",", k);
                                                gsub(/Li|Lb/, "", k); next }
