@@ -14,7 +14,9 @@
  *   - B * H_kv work tiles (64 at B = 8, H_kv = 8; 8 at B = 1) cannot fill 132 SMs, and one
  *     block cannot pull more than its share of HBM. So the keys are split: each of `splits`
  *     blocks of a work tile reads a range of whole key tiles and writes a partial (O, lse) to
- *     the workspace; a second, small kernel merges the partials of each row by their lse. That
+ *     the workspace; a second, small kernel merges the partials of each row by their lse
+ *     (launched behind the first with programmatic dependent launch, so that its launch
+ *     overlaps the first one's end). That
  *     is step 11's stream-K merge (two pieces of a work tile, one m and l each) made the rule:
  *     O = sum_s 2^(lse_s - M) O_s / sum_s 2^(lse_s - M), M = max_s lse_s. splits is chosen per
  *     problem so that B * H_kv * splits blocks fill the GPU in whole waves (choose_splits);
@@ -161,6 +163,20 @@ struct decode_args {
     int R, Nq, Nk, Nk_vis, n_rt, splits, tiles_per_split, causal;
     float scale_log2;        /* scale * log2(e): scores in log2 units, exp2 in the loop */
 };
+
+/* Programmatic dependent launch (sm_90): the split kernel lets the combine, launched behind it
+ * on the stream with cudaLaunchAttributeProgrammaticStreamSerialization, start before it ends;
+ * the combine's griddepcontrol.wait then blocks until the split kernel has completed and its
+ * memory is visible. So the combine's launch overlaps the split kernel's last tiles instead of
+ * following them; what it computes is the same. */
+__device__ __forceinline__ void griddep_launch_dependents()
+{
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+__device__ __forceinline__ void griddep_wait()
+{
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+}
 
 /* ------------------------------------------------------------------------ the split kernel */
 
@@ -361,6 +377,11 @@ decode_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUte
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int wm = warp / WN, wn = warp % WN;
 
+    /* The combine (launched after this kernel, when there are splits) may start as soon as every
+     * block of this grid has started: its blocks then wait in griddepcontrol.wait, launched and
+     * resident, instead of being launched after the last block of this grid ends. */
+    griddep_launch_dependents();
+
     /* Prologue: thread 0 sets up the barriers and issues Q and key tiles 0 .. STAGES-2 of the
      * range, each stage's K and V counted on its full barrier. */
     if (threadIdx.x == 0) {
@@ -444,6 +465,7 @@ decode_combine(const float *__restrict__ part_o, const float *__restrict__ part_
     const size_t row = blockIdx.x;
     const float *pl = part_lse + row * splits;
     const int c = threadIdx.x % C, sg = threadIdx.x / C;
+    griddep_wait();   /* the split kernel has ended and its partials are visible */
 
     float M = -INFINITY;
     for (int s = threadIdx.x; s < splits; s += THREADS)
@@ -680,9 +702,20 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
         kernel<<<(unsigned)(work * splits), THREADS, smem, stream>>>(tmQ, tmK, tmV, a);
         if (cudaGetLastError() != cudaSuccess)
             return ATTN_ERR_CUDA;
-        if (splits > 1)
-            decode_combine<D><<<(unsigned)rows, THREADS, 0, stream>>>(a.part_o, a.part_lse,
-                                                                     (bf16 *)o, lse, splits);
+        if (splits > 1) {   /* the combine, allowed to launch before the split kernel ends */
+            cudaLaunchConfig_t cfg = {};
+            cfg.gridDim = dim3((unsigned)rows);
+            cfg.blockDim = dim3(THREADS);
+            cfg.stream = stream;
+            cudaLaunchAttribute pdl[1];
+            pdl[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+            pdl[0].val.programmaticStreamSerializationAllowed = 1;
+            cfg.attrs = pdl;
+            cfg.numAttrs = 1;
+            if (cudaLaunchKernelEx(&cfg, decode_combine<D>, (const float *)a.part_o,
+                                   (const float *)a.part_lse, (bf16 *)o, lse, splits) != cudaSuccess)
+                return ATTN_ERR_CUDA;
+        }
         return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
     }
 }
