@@ -49,7 +49,8 @@
  * each reading K and V (together, from L2 after the first). Workspace: the partials, (D + 1)
  * floats per row per split, for splits up to what 1024 blocks allow (0 when one split is all a
  * problem can have). Hopper only (TMA; built for sm_90a like steps 07-14, though it uses neither
- * wgmma nor setmaxnreg). Shared memory: 100-112 KB per block (3 stages, Q, the barriers).
+ * wgmma nor setmaxnreg). Shared memory: 99-113 KB per block (3 stages, Q, the barriers, 1 KB to
+ * align the swizzle): two blocks per SM, except 64-row tiles at D = 128 (113 KB), one.
  * Build-time knobs, for experiments (bench/experiments/15_decode/run.sh builds variants):
  * -DDECODE_BC=n -DDECODE_STAGES=n (the key tile and ring depth, both head dims), -DDECODE_SPLITS=n
  * (force n splits, within the workspace), -DDECODE_BLOCKS_PER_SM=n (the waves choose_splits
