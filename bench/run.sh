@@ -72,9 +72,14 @@ if [ $quick = 0 ]; then
     tail -n 12 "$out/check.txt"
 fi
 # The sweeps, by name, in the order bench/sweeps.txt first names them: NAME.csv and peers_NAME.csv.
+# The decode sweep (GB of K and V per shape) runs the decode step and the general forward beside
+# it (steps 14 and 15), not every step: the scalar steps would take most of an hour there.
 sweeps=$(awk '{ sub(/#.*/, "") } NF && !seen[$1]++ { print $1 }' bench/sweeps.txt)
 for sweep in $sweeps; do
-    step build/attn bench --sweep "$sweep" $quick_flag --out "$out/$sweep.csv"
+    only=()
+    [ "$sweep" = decode ] && only=(--steps "$(build/attn list | awk '$1 ~ /^1[45]_/ { printf "%s%s", n++ ? "," : "", substr($1, 1, 2) }')")
+    [ "${only[1]:-x}" = "" ] && continue   # neither step built
+    step build/attn bench --sweep "$sweep" $quick_flag "${only[@]}" --out "$out/$sweep.csv"
 done
 if command -v python3 >/dev/null; then
     for sweep in $sweeps; do
