@@ -23,8 +23,8 @@ static const char list_usage[] =
     "  forward or forward and backward, the GPUs it runs on, and the idea it adds; a line 'GQA:'\n"
     "  under the steps that take grouped-query attention (H_kv < H, --shape's sixth field)\n";
 static const char check_usage[] =
-    "usage: attn check [--step S]... [--steps S,S,...] [--inputs M] [--decode] [--csv FILE]\n"
-    "                  [--seed N]\n"
+    "usage: attn check [--step S]... [--steps S,S,...] [--inputs M] [--decode] [--forward]\n"
+    "                  [--csv FILE] [--seed N]\n"
     "  every step (or those named) on the shape grid against the fp64 reference: fp32 and bf16,\n"
     "  causal and not, normal/large/late/far inputs, forward and backward; one line per case\n"
     "  (PASS, FAIL, XFAIL, XPASS or SKIP) and a summary\n"
@@ -33,6 +33,7 @@ static const char check_usage[] =
     "  --inputs M       only these inputs: normal, large, late or far (default: all four)\n"
     "  --decode         only the grid's cases of at most 16 queries (step 15's decode shapes\n"
     "                   and the older few-query ones), their seeds as in the whole grid\n"
+    "  --forward        forward passes only (no backward runs, no backward references)\n"
     "  --csv FILE       also one CSV row per output tensor\n"
     "  --seed N         seed of the random inputs (default: the time; failures print theirs)\n";
 static const char run_usage[] =
@@ -340,7 +341,8 @@ static int cmd_check(int argc, char **argv)
         {"step", required_argument, NULL, 's'}, {"steps", required_argument, NULL, 'S'},
         {"csv", required_argument, NULL, 'c'},  {"seed", required_argument, NULL, 'e'},
         {"inputs", required_argument, NULL, 'i'}, {"help", no_argument, NULL, 'h'},
-        {"decode", no_argument, NULL, 'd'},       {NULL, 0, NULL, 0}};
+        {"decode", no_argument, NULL, 'd'},       {"forward", no_argument, NULL, 'f'},
+        {NULL, 0, NULL, 0}};
     const char *specs[MAX_STEPS];
     int nspecs = 0, c, mode = -1;
     const char *csv_path = NULL;
@@ -357,6 +359,9 @@ static int cmd_check(int argc, char **argv)
             break;
         case 'd':
             check_set_max_queries(16);
+            break;
+        case 'f':
+            check_set_forward_only(1);
             break;
         case 'i':
             if ((mode = parse_input_mode(optarg)) < 0)

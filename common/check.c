@@ -129,8 +129,8 @@ static const struct { grid_shape s; int hkv; } decode_shapes[] = {
     /* Nq > Nk: causal rows 5 .. 15 see all 5 keys */
     {{1, 4, 16, 5, 128, BF16}, 2},
     /* one split: 1024 work tiles (128 x 8 K/V heads) fill any GPU, so O is written directly, no
-     * workspace; Nk = 300 (4 x 64 + 44) */
-    {{128, 8, 1, 300, 128, BF16}, 8},
+     * workspace; Nk = 100 (64 + 36) */
+    {{128, 8, 1, 100, 128, BF16}, 8},
     /* long: groups of 8 x 2 queries (16 rows) at D = 64, Nk = 65537 = 512 x 128 + 1: 129 splits
      * of 4 key tiles, the last split one tile of one key */
     {{1, 16, 2, 65537, 64, BF16}, 2},
@@ -173,11 +173,16 @@ static int is_long(const attn_problem *p)
 }
 
 static const attn_step *gpu_reference;
-static int max_queries;
+static int max_queries, forward_only;
 
 void check_set_max_queries(int nq)
 {
     max_queries = nq;
+}
+
+void check_set_forward_only(int on)
+{
+    forward_only = on;
 }
 
 void check_set_gpu_reference(const attn_step *step00)
@@ -751,7 +756,7 @@ int check_run_all(const attn_step *const *steps, int nsteps, int mode, uint64_t 
     step_summary *sum = calloc((size_t)nsteps, sizeof *sum);
     int any_bwd = 0, ok = sum != NULL;
     for (int s = 0; s < nsteps; s++)
-        any_bwd |= steps[s]->backward != NULL;
+        any_bwd |= steps[s]->backward != NULL && !forward_only;
     uint64_t case_seed = seed;
     for (int gi = 0; gi < ng && ok; gi++)
         for (int m = INPUT_NORMAL; m <= INPUT_FAR && ok; m++) {
@@ -763,7 +768,7 @@ int check_run_all(const attn_step *const *steps, int nsteps, int mode, uint64_t 
              * the fp64 references of the shapes only other steps take. */
             int runs = 0;
             for (int s = 0; s < nsteps && !runs; s++)
-                for (int bwd = 0; bwd < (steps[s]->backward ? 2 : 1) && !runs; bwd++) {
+                for (int bwd = 0; bwd < (steps[s]->backward && any_bwd ? 2 : 1) && !runs; bwd++) {
                     const char *why;
                     runs = attn_gpu_fits(steps[s], device_cc(), &why) &&
                            steps[s]->supports(&grid[gi], bwd, &why) == ATTN_OK;
@@ -778,7 +783,7 @@ int check_run_all(const attn_step *const *steps, int nsteps, int mode, uint64_t 
                 break;
             }
             for (int s = 0; s < nsteps && ok; s++)
-                for (int bwd = 0; bwd < (steps[s]->backward ? 2 : 1) && ok; bwd++) {
+                for (int bwd = 0; bwd < (steps[s]->backward && any_bwd ? 2 : 1) && ok; bwd++) {
                     check_result r;
                     if (!(ok = case_run(&c, steps[s], bwd, stream, &r)))
                         break;

@@ -238,6 +238,8 @@ void check_set_gpu_reference(const attn_step *step00);
 /* Only the grid's cases of at most nq queries (0: all, the default): attn check --decode. Each
  * case keeps the seed it has in the whole grid. */
 void check_set_max_queries(int nq);
+/* 1: forward passes only (attn check --forward): no backward runs and no backward references. */
+void check_set_forward_only(int on);
 /* The bound on rel-L2 per dtype and tensor ("O", "lse", "dQ", "dK", "dV"); check.c says where
  * each number comes from. */
 double check_bound(attn_dtype t, const char *tensor);

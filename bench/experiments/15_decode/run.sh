@@ -9,9 +9,9 @@
 # PARTS="check bench peers variants" (the default: all, in that order) picks parts; each runs under
 # its own timeout so that the call stays under 300 s (about 280 s in all when every part runs to
 # its limit; a part cut short says so in log.txt and keeps what it wrote):
-#   check     70 s  attn check --steps 14,15 --decode: the grid's cases of at most 16 queries
-#                   (step 15's decode shapes and the older few-query ones), all four input kinds,
-#                   step 14 (the general forward, and its backward) beside step 15; meanwhile, in
+#   check     70 s  attn check --steps 14,15 --decode --forward: the grid's cases of at most 16
+#                   queries (step 15's decode shapes and the older few-query ones), all four input
+#                   kinds, step 14's forward (the general one) beside step 15's; meanwhile, in
 #                   the background, bench/sanitize.sh 15 (memcheck, racecheck, synccheck on six
 #                   small decode shapes: one split and many, 16/32/64-row tiles, two row tiles)
 #   bench    140 s  attn bench --sweep decode --steps 15 --reps 5 (every row checked against step
@@ -123,11 +123,11 @@ run)
     for p in ${PARTS:-check bench peers variants}; do
         case $p in
         check)
-            say "check: attn check --steps 14,15 --decode; bench/sanitize.sh 15 in the background"
+            say "check: attn check --steps 14,15 --decode --forward; bench/sanitize.sh 15 in the background"
             TOOLS="memcheck racecheck synccheck" timeout --kill-after=5 70 bench/sanitize.sh 15 \
                 >"$tmp/sanitize.txt" 2>&1 &
             san=$!
-            part check 70 build/attn check --steps 14,15 --decode --csv "$out/check_decode.csv" \
+            part check 70 build/attn check --steps 14,15 --decode --forward --csv "$out/check_decode.csv" \
                 >"$tmp/check.txt" 2>&1
             wait $san
             say "sanitize: rc $? ($(grep -c 'rc 0;' "$tmp/sanitize.txt") runs clean of $(grep -c '^step ' "$tmp/sanitize.txt"))"
