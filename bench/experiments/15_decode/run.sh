@@ -8,15 +8,17 @@
 #   export LD_LIBRARY_PATH=$PWD/.device-libs; bash bench/experiments/15_decode/run.sh run $OUT
 # PARTS="check bench peers variants" (the default: all, in that order) picks parts; each runs under
 # its own timeout so that the call stays under 300 s (about 280 s in all when every part runs to
-# its limit; a part cut short says so in log.txt and keeps what it wrote):
-#   check     70 s  attn check --steps 14,15 --decode --forward: the grid's cases of at most 16
+# its limit; a part cut short says so in log.txt and keeps what it wrote: the decode sweep's
+# biggest shapes come last, so a cut bench loses the B = 8 points at 64k-128k keys first; rerun
+# with PARTS=bench, or PARTS="bench peers", in a second call):
+#   check     65 s  attn check --steps 14,15 --decode --forward: the grid's cases of at most 16
 #                   queries (step 15's decode shapes and the older few-query ones), all four input
 #                   kinds, step 14's forward (the general one) beside step 15's; meanwhile, in
 #                   the background, bench/sanitize.sh 15 (memcheck, racecheck, synccheck on six
 #                   small decode shapes: one split and many, 16/32/64-row tiles, two row tiles)
-#   bench    140 s  attn bench --sweep decode --steps 15 --reps 5 (every row checked against step
+#   bench    150 s  attn bench --sweep decode --steps 15 --reps 5 (every row checked against step
 #                   00 on the same inputs; the big shapes' random inputs take most of the time)
-#   peers     50 s  bench/peer_sdpa.py --sweep decode --backends cudnn,flash,fa4 (fa4 where
+#   peers     45 s  bench/peer_sdpa.py --sweep decode --backends cudnn,flash,fa4 (fa4 where
 #                   installed; SDPA with enable_gqa=True where H_kv < H)
 #   variants  30 s  build/v15/ab: the variants below against each other, launch by launch, at
 #                   four shapes (GQA B = 8 at 32k, one long 128k cache, 4 queries, B = 1 at 8k), 2
@@ -38,7 +40,7 @@
 # decode.csv and peers_decode.csv (the sweep, for plots/draw.sh: copy them with meta.txt into
 # bench/results/h200/), check_decode.csv (attn check's rows), variants.csv (ab), summary.txt (the
 # six bar shapes: step 15's GB/s, the best peer's, the ratio, the 4,300 GB/s bar where K and V
-# exceed 1e9 bytes: all but the one long cache, whose K and V are 0.54 GB; the other four GQA
+# exceed 1e9 bytes: all but the one long cache, whose K and V are 0.54 GB; the other three GQA
 # shapes hold exactly 2^30 bytes, 1.07e9; and the check's and the sanitizer's verdicts),
 # logs.tar.gz (log.txt, check.txt,
 # sanitize.txt, bench.log, peers.log, variants.log, ptxas.txt).
@@ -124,10 +126,10 @@ run)
         case $p in
         check)
             say "check: attn check --steps 14,15 --decode --forward; bench/sanitize.sh 15 in the background"
-            TOOLS="memcheck racecheck synccheck" timeout --kill-after=5 70 bench/sanitize.sh 15 \
+            TOOLS="memcheck racecheck synccheck" timeout --kill-after=5 65 bench/sanitize.sh 15 \
                 >"$tmp/sanitize.txt" 2>&1 &
             san=$!
-            part check 70 build/attn check --steps 14,15 --decode --forward --csv "$out/check_decode.csv" \
+            part check 65 build/attn check --steps 14,15 --decode --forward --csv "$out/check_decode.csv" \
                 >"$tmp/check.txt" 2>&1
             wait $san
             say "sanitize: rc $? ($(grep -c 'rc 0;' "$tmp/sanitize.txt") runs clean of $(grep -c '^step ' "$tmp/sanitize.txt"))"
@@ -135,12 +137,12 @@ run)
             ;;
         bench)
             say "bench: attn bench --sweep decode --steps 15 --reps 5"
-            part bench 140 build/attn bench --sweep decode --steps 15 --reps 5 \
+            part bench 150 build/attn bench --sweep decode --steps 15 --reps 5 \
                 --out "$out/decode.csv" 2>"$tmp/bench.log"
             ;;
         peers)
             say "peers: bench/peer_sdpa.py --sweep decode --backends cudnn,flash,fa4"
-            part peers 50 python3 bench/peer_sdpa.py --sweep decode --backends cudnn,flash,fa4 \
+            part peers 45 python3 bench/peer_sdpa.py --sweep decode --backends cudnn,flash,fa4 \
                 --out "$out/peers_decode.csv" 2>"$tmp/peers.log"
             ;;
         variants)
