@@ -4,8 +4,8 @@
 # notes (tools/gen_numbers.py's DECODE_BARS: the six bar shapes) and the device script
 # (bench/experiments/15_decode/run.sh's SIX, its summary against the bars). They must agree: the
 # sweep parses for both readers, its first six shapes are the bars everywhere, every shape is a
-# bf16 forward of one to four queries, none twice. make test runs this; it needs python3, not a
-# GPU.
+# bf16 forward of one to four queries, none twice; and run.sh's cp.async variant (a patch of the
+# step) still applies. make test runs this; it needs python3, not a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v python3 >/dev/null; then
@@ -16,6 +16,12 @@ fail() { echo "tests/decode_sweep.sh: FAILED: $*"; exit 1; }
 # attn bench reads the file before it looks at the steps: a parse error would be named first
 out=$(build/attn bench --sweep decode --steps 99 2>&1) && fail "attn bench accepted step 99"
 grep -q "unknown step '99'" <<<"$out" || fail "attn bench --sweep decode: $out"
+# the device script's cp.async variant is a patch of the step: it must still apply
+if command -v patch >/dev/null; then
+    patch -s --dry-run -o /dev/null steps/15_decode/attention.cu \
+        bench/experiments/15_decode/cp_async.patch >/dev/null 2>&1 ||
+        fail "bench/experiments/15_decode/cp_async.patch no longer applies to steps/15_decode/attention.cu"
+fi
 six=$(sed -n 's/^SIX="\(.*\)"$/\1/p' bench/experiments/15_decode/run.sh)
 [ -n "$six" ] || fail "no SIX=\"...\" line in bench/experiments/15_decode/run.sh"
 SIX="$six" python3 - <<'PY' || exit 1
