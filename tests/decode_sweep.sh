@@ -16,11 +16,11 @@ fail() { echo "tests/decode_sweep.sh: FAILED: $*"; exit 1; }
 # attn bench reads the file before it looks at the steps: a parse error would be named first
 out=$(build/attn bench --sweep decode --steps 99 2>&1) && fail "attn bench accepted step 99"
 grep -q "unknown step '99'" <<<"$out" || fail "attn bench --sweep decode: $out"
-# the device script's cp.async variant is a patch of the step: it must still apply
+# the device script's TMA variant is a patch of the step: it must still apply
 if command -v patch >/dev/null; then
     patch -s --dry-run -o /dev/null steps/15_decode/attention.cu \
-        bench/experiments/15_decode/cp_async.patch >/dev/null 2>&1 ||
-        fail "bench/experiments/15_decode/cp_async.patch no longer applies to steps/15_decode/attention.cu"
+        bench/experiments/15_decode/tma.patch >/dev/null 2>&1 ||
+        fail "bench/experiments/15_decode/tma.patch no longer applies to steps/15_decode/attention.cu"
 fi
 six=$(sed -n 's/^SIX="\(.*\)"$/\1/p' bench/experiments/15_decode/run.sh)
 [ -n "$six" ] || fail "no SIX=\"...\" line in bench/experiments/15_decode/run.sh"

@@ -29,9 +29,10 @@ says how the number is made, from the files of bench/results/<gpu>/ (h200 unless
                            number when both ends print alike)
     tflops A PASS D N causal
                            one TFLOP/s value, one decimal
-    ... in=FOLDER          (range, tflops) from FOLDER's standard.csv and peers_standard.csv
-                           instead, a folder of one run (an experiment's), relative to the
-                           repository: for ratios that must come from one run
+    ... in=FOLDER          (range, tflops) from FOLDER's standard.csv and peers_standard.csv,
+                           (gbps, decode_range) from its decode.csv and peers_decode.csv,
+                           instead: a folder of one run (an experiment's), relative to the
+                           repository, for ratios that must come from one run
     gbps A B,H,Nq,Nk,D[,H_kv]
                            GB/s of K and V read by A (a step or peer) at that decode shape, from
                            decode.csv and peers_decode.csv (their gbps column), "4,312"
@@ -210,6 +211,10 @@ def value(key, res):
         lo, hi = "%.2f" % min(r), "%.2f" % max(r)
         return lo if lo == hi else lo + "–" + hi
     if kind in ("gbps", "decode_range"):
+        where = [w[3:] for w in args if w.startswith("in=")]
+        args = [w for w in args if not w.startswith("in=")]
+        if where:
+            res = Results(where[0])
         rates = res.decode_rates()
         names = {k[0] for k in rates}
         peers = sorted(n for n in names if n.startswith("sdpa_") or n == "fa4")

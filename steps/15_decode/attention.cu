@@ -24,11 +24,13 @@
  * Inside a block: 4 warps, each 16 rows (one m16 slice) x a quarter, half or all of every key
  * tile (warps_n = 4, 2, 1 for g * Nq <= 16, 32, 64 rows), each with its own online softmax; at
  * the end the warps' (m, l, O) are merged through shared memory, the same merge again. K and V
- * stream through a ring of STAGES stages filled by TMA (step 08's copy engine: one thread issues
- * a tile, an mbarrier says when it has landed, rows past Nk come back as zeros), so a block keeps
- * two 32 KB tiles in flight without spending its threads on copies; S = Q K^T and O += P V are
- * mma.sync m16n8k16 bf16 with fp32 accumulators (step 03's fragments, read with ldmatrix from
- * the TMA's 128-byte swizzle), softmax in exp2. Tensor cores here are not for speed (the FLOPs
+ * stream through a ring of STAGES stages filled by cp.async (step 03's loader: every thread
+ * copies 16 bytes at a time, rows past Nk zero-filled), so a block keeps two 32 KB tiles in
+ * flight; S = Q K^T and O += P V are mma.sync m16n8k16 bf16 with fp32 accumulators (step 03's
+ * fragments, read with ldmatrix from the same swizzle), softmax in exp2. A TMA ring (step 08's
+ * copy engine, one thread issuing) measured 5-6 % slower here (bench/experiments/15_decode:
+ * 4,010 against 4,238 GB/s at 8,32,1,32768,128,8), so the step keeps the loader every thread
+ * shares. Tensor cores here are not for speed (the FLOPs
  * are 1 per byte) but because the fragments and the P-in-registers trick are the ones the reader
  * knows.
  *
@@ -48,9 +50,10 @@
  * general forward is step 14. g * Nq > 64 rows take several row tiles (blocks) per K/V head,
  * each reading K and V (together, from L2 after the first). Workspace: the partials, (D + 1)
  * floats per row per split, for splits up to what 1024 blocks allow (0 when one split is all a
- * problem can have). Hopper only (TMA; built for sm_90a like steps 07-14, though it uses neither
- * wgmma nor setmaxnreg). Shared memory: 99-113 KB per block (3 stages, Q, the barriers, 1 KB to
- * align the swizzle): two blocks per SM, except 64-row tiles at D = 128 (113 KB), one.
+ * problem can have). Hopper only (griddepcontrol, the programmatic dependent launch; built for
+ * sm_90a like steps 07-14, though it uses neither TMA, wgmma nor setmaxnreg). Shared memory:
+ * (rows + 3 stages x 2 x Bc) x D x 2 bytes, 98-112 KB per block: two blocks per SM, except
+ * 64-row tiles at D = 128 (112 KB), one.
  * Build-time knobs, for experiments (bench/experiments/15_decode/run.sh builds variants):
  * -DDECODE_BC=n -DDECODE_STAGES=n (the key tile and ring depth, both head dims), -DDECODE_SPLITS=n
  * (force n splits, within the workspace), -DDECODE_BLOCKS_PER_SM=n (the waves choose_splits
@@ -63,10 +66,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <cudaTypedefs.h>   /* CUtensorMap, PFN_cuTensorMapEncodeTiled (header only, no -lcuda) */
 #include "attention.h"
 #include "mma_sm80.cuh"
-#include "mma_sm90.cuh"
 #include "step.cuh"
 
 typedef __nv_bfloat16 bf16;
@@ -101,55 +102,47 @@ template <int WM> struct warp_grid {
     static constexpr int WN = WARPS / WM, BM = 16 * WM;
 };
 
-/* Shared memory, from a 1024-byte aligned base: Q [BM rows], then STAGES x (K [Bc rows], V [Bc
- * rows]), each tile in the TMA's 128-byte swizzle (tile_bytes), then the ring's mbarriers (one
- * per stage, and Q's). After the key loop the ring is reused for the warps' merge: m and l
- * [2][WN][BM], the row results [BM], and O [WN][BM][D + 8] fp32 (8 floats of padding: rows g and
- * g + 4 of a fragment land on other banks). */
-constexpr int smem_bytes(int D, int BM, tiles t)
-{
-    return (BM * D + t.stages * 2 * t.Bc * D) * 2 + 8 * (t.stages + 1) + 1024;
-}
+/* Shared memory: Q [BM][D], then STAGES x (K [Bc][D], V [Bc][D]), bf16. After the key loop the
+ * ring is reused for the warps' merge: m and l [2][WN][BM], the row results [BM], and O
+ * [WN][BM][D + 8] fp32 (8 floats of padding: rows g and g + 4 of a fragment land on other banks). */
+constexpr int smem_bytes(int D, int BM, tiles t) { return (BM * D + t.stages * 2 * t.Bc * D) * 2; }
 constexpr int merge_bytes(int D) { return (3 * MAX_ROWS + MAX_ROWS * (D + 8)) * 4; }
 constexpr int kSmemMax = 227 * 1024;
 constexpr bool tiles_ok(int D, tiles t)
 {
-    return t.Bc >= 64 && t.Bc <= 256 && t.Bc % 64 == 0 && t.stages >= 2 &&   /* a TMA box: <= 256 rows */
-           t.stages * 2 * t.Bc * D * 2 >= merge_bytes(D) && smem_bytes(D, MAX_ROWS, t) <= kSmemMax;
+    return t.Bc >= 64 && t.Bc % 64 == 0 && t.stages >= 2 &&
+           t.stages * 2 * t.Bc * D * 2 >= merge_bytes(D) &&
+           smem_bytes(D, MAX_ROWS, t) <= kSmemMax;
 }
 
-/* A tile of ROWS rows x D bf16 as TMA writes it with the 128-byte swizzle (step 08's layout): D/64
- * atoms of ROWS x 128 bytes side by side, atom a holding features 64a .. 64a + 63, and in each row
- * the 16-byte chunk c at position c ^ (row % 8) (sw128_offset), so the 8 rows of one ldmatrix
- * (same chunk) land on 8 different bank groups. */
-template <int D> __host__ __device__ constexpr uint32_t tile_bytes(int rows)
+/* Byte offset of element (row, 8*chunk) in a [rows][D] bf16 tile: 16-byte chunks XOR row % 8,
+ * so the 8 rows of one ldmatrix (same chunk, rows r..r+7) land on 8 different bank groups. */
+template <int D> __device__ __forceinline__ uint32_t swz(int row, int chunk)
 {
-    return (uint32_t)(D / 64) * rows * 128u;
+    return (uint32_t)(row * D * 2 + ((chunk ^ (row & 7)) << 4));
 }
 
-/* The address of a lane's part of 16-column step c (features 16c .. 16c + 15: this lane's half,
- * chunk 2c + half) of the row at row_addr (the tile + row * 128) in a tile of ROWS rows: atom
- * c / 4, chunk (2 (c % 4) + half) ^ (row % 8) = 2 (c % 4) ^ y for a lane whose half ^ (row % 8)
- * is y. */
+/* Byte offset within a row of 16-column step c (two 16-byte chunks, this lane's half) for a
+ * lane whose (row % 8) ^ half is y: swz's chunk (2c + half) ^ (row % 8), as 2c ^ y. */
 __device__ __forceinline__ uint32_t frag_chunk(int c, uint32_t y) { return ((2 * c) ^ y) << 4; }
-template <int ROWS>
-__device__ __forceinline__ uint32_t frag_at(uint32_t row_addr, int c, uint32_t y)
-{
-    return row_addr + (uint32_t)(c / 4) * ROWS * 128u + frag_chunk(c % 4, y);
-}
 
-/* Rows row0 .. row0 + ROWS - 1 of head h of a [heads, N, D] tensor -> the swizzled tile at dst, by
- * TMA: D/64 boxes of ROWS rows x 64 features, box a into atom a. The tensor map says N, so rows
- * past N (the ragged last key tile, the padding of a row tile) come back as zeros: an absent key
- * must not bring garbage (0 * NaN = NaN in P V). Completion is signalled on bar; one thread
- * issues. */
-template <int ROWS, int D>
-__device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap *map, int row0, int h,
-                                          uint32_t bar)
+/* ROWS x D tile, rows r0.. of the [N, D] matrix g, into swizzled smem at s; rows >= N are
+ * zero-filled (an absent key must not bring garbage: 0 * NaN = NaN in P V). Step 03's. */
+template <int D, int ROWS>
+__device__ __forceinline__ void load_tile(uint32_t s, const bf16 *g, int r0, int N)
 {
+    constexpr int CH = D / 8;             /* 16-byte chunks per row */
+    constexpr int RP = THREADS / CH;      /* rows per pass */
+    static_assert(THREADS % CH == 0 && RP % 8 == 0, "a pass covers whole rows, 8 at a time");
+    const int r = threadIdx.x / CH, c = threadIdx.x % CH;
+    const bf16 *src = g + (size_t)(r0 + r) * D + c * 8;
 #pragma unroll
-    for (int a = 0; a < D / 64; a++)
-        tma_load_3d(dst + a * ROWS * 128u, map, 64 * a, row0, h, bar);
+    for (int i = 0; i < (ROWS + RP - 1) / RP; i++) {
+        if (ROWS % RP == 0 || r + i * RP < ROWS) {
+            const bool in = r0 + r + i * RP < N;
+            cp_async_16(s + swz<D>(r, c) + i * RP * D * 2, in ? src + (size_t)i * RP * D : g, in);
+        }
+    }
 }
 
 /* What a block needs to find its work. A work tile is (K/V head, row tile): the g * Nq = R
@@ -157,7 +150,7 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap *map, 
  * row u * R + r of the [B * H * Nq] rows), rows rt * 64 .. of them. Its keys [0, Nk_vis) are
  * T = ceil(Nk_vis / Bc) tiles, cut into `splits` ranges of tiles_per_split. */
 struct decode_args {
-    /* Q [B*H_kv, R, D] (= [B, H, Nq, D]), K and V [B*H_kv, Nk, D]: the kernel's tensor maps */
+    const bf16 *Q, *K, *V;   /* [B*H_kv, R, D] (= [B, H, Nq, D]), [B*H_kv, Nk, D] */
     bf16 *O;                 /* [B*H_kv, R, D] */
     float *lse;              /* [B*H_kv, R], natural log */
     float *part_o, *part_lse;   /* splits > 1: [rows, splits, D] and [rows, splits], log2 units */
@@ -182,9 +175,8 @@ __device__ __forceinline__ void griddep_wait()
 /* ------------------------------------------------------------------------ the split kernel */
 
 /* S = Q K^T for this warp's 16 rows and KW keys of the tile: K [Bc][D] row-major is the
- * "col-major" B operand as it is (ldmatrix without trans), two 8-key blocks per ldmatrix.x4.
- * aK: the lane's row of the warp's first 16 keys (row (L/16)*8 + L%8). */
-template <int D, int KW, int Bc>
+ * "col-major" B operand as it is (ldmatrix without trans), two 8-key blocks per ldmatrix.x4. */
+template <int D, int KW>
 __device__ __forceinline__ void qk(float (&s)[KW / 8][4], const uint32_t (&q)[D / 16][4],
                                    uint32_t aK, uint32_t yB)
 {
@@ -196,7 +188,7 @@ __device__ __forceinline__ void qk(float (&s)[KW / 8][4], const uint32_t (&q)[D 
 #pragma unroll
         for (int np = 0; np < KW / 16; np++) {
             uint32_t kf[4];
-            ldmatrix_x4(kf, frag_at<Bc>(aK + np * 16 * 128, kk, yB));
+            ldmatrix_x4(kf, aK + np * 16 * D * 2 + frag_chunk(kk, yB));
             mma_bf16_16816(s[2 * np], q[kk], &kf[0]);
             mma_bf16_16816(s[2 * np + 1], q[kk], &kf[2]);
         }
@@ -249,9 +241,8 @@ __device__ __forceinline__ void online_softmax(float (&s)[KW / 8][4], float (&m)
 }
 
 /* O += P V: P's A fragment for keys 16kb.. is S blocks 2kb, 2kb + 1 packed to bf16 (FA2's
- * register trick); V [Bc][D] read transposed by ldmatrix.trans (aV: the lane's row L % 16 of the
- * warp's first 16 keys). */
-template <int D, int KW, int Bc>
+ * register trick); V [Bc][D] read transposed by ldmatrix.trans. */
+template <int D, int KW>
 __device__ __forceinline__ void pv(float (&o)[D / 8][4], const float (&s)[KW / 8][4], uint32_t aV,
                                    uint32_t yA)
 {
@@ -264,7 +255,7 @@ __device__ __forceinline__ void pv(float (&o)[D / 8][4], const float (&s)[KW / 8
 #pragma unroll
         for (int dp = 0; dp < D / 16; dp++) {
             uint32_t vf[4];
-            ldmatrix_x4_trans(vf, frag_at<Bc>(aV + kb * 16 * 128, dp, yA));
+            ldmatrix_x4_trans(vf, aV + kb * 16 * D * 2 + frag_chunk(dp, yA));
             mma_bf16_16816(o[2 * dp], pf, &vf[0]);
             mma_bf16_16816(o[2 * dp + 1], pf, &vf[2]);
         }
@@ -352,26 +343,23 @@ __device__ __forceinline__ void merge_and_store(unsigned char *ring, const decod
 /* grid: B*H_kv * splits * n_rt blocks, row tile fastest (the blocks that share a K/V range run
  * together, so the second row tile's K and V come from L2), then split, then K/V head. */
 template <int D, int WM, int Bc, int STAGES>
-__global__ void __launch_bounds__(THREADS, DECODE_MIN_BLOCKS)
-decode_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
-           const __grid_constant__ CUtensorMap tmV, const decode_args a)
+__global__ void __launch_bounds__(THREADS, DECODE_MIN_BLOCKS) decode_fwd(const decode_args a)
 {
     constexpr int WN = warp_grid<WM>::WN, BM = warp_grid<WM>::BM;
-    constexpr int KW = Bc / WN;                        /* keys of a tile per warp */
-    constexpr uint32_t TILE = tile_bytes<D>(Bc);       /* bytes of one K or V tile */
+    constexpr int KW = Bc / WN;            /* keys of a tile per warp */
+    constexpr uint32_t TILE = Bc * D * 2;  /* bytes of one K or V tile */
     static_assert(KW % 16 == 0, "a warp's keys are whole k16 steps of P V");
 
-    extern __shared__ unsigned char smem_raw[];
-    const uint32_t sQ = (smem_u32(smem_raw) + 1023u) & ~1023u;   /* the swizzle's 1024-byte lines */
-    unsigned char *const smem = smem_raw + (sQ - smem_u32(smem_raw));
-    const uint32_t sKV = sQ + tile_bytes<D>(BM);      /* stage s: K at sKV + 2s*TILE, V at + TILE */
-    const uint32_t bars = sKV + STAGES * 2 * TILE;    /* full[s] at bars + 8s, Q's at + 8 STAGES */
-    const uint32_t q_bar = bars + 8 * STAGES;
+    extern __shared__ __align__(128) unsigned char smem[];
+    const uint32_t sQ = smem_u32(smem);
+    const uint32_t sKV = sQ + BM * D * 2;   /* stage s: K at sKV + 2s*TILE, V at + TILE */
 
     const int rt = blockIdx.x % a.n_rt;
     const int split = (blockIdx.x / a.n_rt) % a.splits;
-    const int unit = blockIdx.x / a.n_rt / a.splits;   /* K/V head b * H_kv + kvh */
+    const size_t unit = blockIdx.x / a.n_rt / a.splits;   /* K/V head b * H_kv + kvh */
     const int r0 = rt * BM;
+    const bf16 *Q = a.Q + unit * a.R * D;
+    const bf16 *K = a.K + unit * a.Nk * D, *V = a.V + unit * a.Nk * D;
     const int T = (a.Nk_vis + Bc - 1) / Bc;
     const int j0 = split * a.tiles_per_split, n = min(T - j0, a.tiles_per_split);
 
@@ -383,30 +371,27 @@ decode_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUte
      * resident, instead of being launched after the last block of this grid ends. */
     griddep_launch_dependents();
 
-    /* Prologue: thread 0 sets up the barriers and issues Q and key tiles 0 .. STAGES-2 of the
-     * range, each stage's K and V counted on its full barrier. */
-    if (threadIdx.x == 0) {
-        for (int st = 0; st <= STAGES; st++)
-            mbar_init(bars + 8 * st, 1);
-        mbar_fence_init();
-        mbar_arrive_expect_tx(q_bar, tile_bytes<D>(BM));
-        load_tile<BM, D>(sQ, &tmQ, r0, unit, q_bar);
-        for (int st = 0; st < STAGES - 1 && st < n; st++) {
-            mbar_arrive_expect_tx(bars + 8 * st, 2 * TILE);
-            load_tile<Bc, D>(sKV + 2 * st * TILE, &tmK, (j0 + st) * Bc, unit, bars + 8 * st);
-            load_tile<Bc, D>(sKV + 2 * st * TILE + TILE, &tmV, (j0 + st) * Bc, unit, bars + 8 * st);
+    /* Prologue: Q (one group), then key tiles 0 .. STAGES-2 of the range (one group each). */
+    load_tile<D, BM>(sQ, Q, r0, a.R);
+    cp_async_commit();
+#pragma unroll
+    for (int st = 0; st < STAGES - 1; st++) {
+        if (st < n) {
+            load_tile<D, Bc>(sKV + 2 * st * TILE, K, (j0 + st) * Bc, a.Nk_vis);
+            load_tile<D, Bc>(sKV + 2 * st * TILE + TILE, V, (j0 + st) * Bc, a.Nk_vis);
         }
+        cp_async_commit();
     }
-    __syncthreads();   /* the barriers are initialised before anyone waits on them */
 
     /* ldmatrix lanes, as step 03: A of Q and B of V (trans): row L % 16, half L / 16 -> yA;
      * B of K: row (L/16)*8 + L % 8, half (L/8) % 2 -> yB. */
     const uint32_t yA = (lane / 16) ^ (lane % 8), yB = ((lane / 8) % 2) ^ (lane % 8);
     uint32_t q[D / 16][4];
-    mbar_wait(q_bar, 0);
+    cp_async_wait<STAGES - 1>();   /* the Q group is the oldest */
+    __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < D / 16; kk++)
-        ldmatrix_x4(q[kk], frag_at<BM>(sQ + (uint32_t)(wm * 16 + lane % 16) * 128, kk, yA));
+        ldmatrix_x4(q[kk], sQ + (uint32_t)(wm * 16 + lane % 16) * D * 2 + frag_chunk(kk, yA));
 
     /* The rows' key limits: keys at or past lim are masked. Row r of the work tile is query
      * r % Nq of its head; causal, it sees keys 0 .. r % Nq. */
@@ -422,30 +407,30 @@ decode_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUte
         o[dn][0] = o[dn][1] = o[dn][2] = o[dn][3] = 0.f;
 
     for (int jj = 0; jj < n; jj++) {
-        /* Everyone is done with tile jj-1 (the barrier), so its stage takes tile jj+STAGES-1;
-         * then wait for tile jj itself: the n-th use of a stage waits for phase parity n & 1. */
+        /* Tile jj has landed and everyone is done with tile jj-1, whose stage the prefetch of
+         * tile jj+STAGES-1 refills. */
+        cp_async_wait<STAGES - 2>();
         __syncthreads();
         const int jn = jj + STAGES - 1;
-        if (threadIdx.x == 0 && jn < n) {
-            const uint32_t sn = sKV + 2 * (jn % STAGES) * TILE, bar = bars + 8 * (jn % STAGES);
-            mbar_arrive_expect_tx(bar, 2 * TILE);
-            load_tile<Bc, D>(sn, &tmK, (j0 + jn) * Bc, unit, bar);
-            load_tile<Bc, D>(sn + TILE, &tmV, (j0 + jn) * Bc, unit, bar);
+        if (jn < n) {
+            const uint32_t sn = sKV + 2 * (jn % STAGES) * TILE;
+            load_tile<D, Bc>(sn, K, (j0 + jn) * Bc, a.Nk_vis);
+            load_tile<D, Bc>(sn + TILE, V, (j0 + jn) * Bc, a.Nk_vis);
         }
-        mbar_wait(bars + 8 * (jj % STAGES), (jj / STAGES) & 1);
+        cp_async_commit();
         const uint32_t sK = sKV + 2 * (jj % STAGES) * TILE, sV = sK + TILE;
         const int key0 = (j0 + jj) * Bc + wn * KW;   /* this warp's first key */
 
         float s[KW / 8][4];
-        qk<D, KW, Bc>(s, q, sK + (uint32_t)(wn * KW + (lane / 16) * 8 + lane % 8) * 128, yB);
+        qk<D, KW>(s, q, sK + (uint32_t)(wn * KW + (lane / 16) * 8 + lane % 8) * D * 2, yB);
         /* The mask only where it can bite: the tile past Nk (the last, ragged), and causal. */
         const bool mask = a.causal || (j0 + jj + 1) * Bc > a.Nk;
         online_softmax<D, KW>(s, m, l, o, a.scale_log2, mask, key0, lim, t);
-        pv<D, KW, Bc>(o, s, sV + (uint32_t)(wn * KW + lane % 16) * 128, yA);
+        pv<D, KW>(o, s, sV + (uint32_t)(wn * KW + lane % 16) * D * 2, yA);
     }
-    __syncthreads();   /* every warp is done with the ring, and every tile issued was waited for:
-                          the merge reuses it */
-    merge_and_store<D, WM>(smem + tile_bytes<D>(BM), a, o, m, l, (size_t)unit, r0, split);
+    cp_async_wait<0>();   /* only empty groups can be left */
+    __syncthreads();      /* every warp is done with the ring: the merge reuses it */
+    merge_and_store<D, WM>(smem + BM * D * 2, a, o, m, l, unit, r0, split);
 }
 
 /* ------------------------------------------------------------------------- the combine */
@@ -619,26 +604,6 @@ static int choose_splits(long long work, int T, long long slots, int smax)
     return best;
 }
 
-/* The tensor map of Q, K or V: the tensor seen as 3-D (D, N, heads), innermost first, so that a
- * box never crosses from one head into the next: rows past N of a head are out of bounds and
- * come back as zeros. Q is [B*H_kv, R, D] here (a group's rows, adjacent), K and V [B*H_kv, Nk,
- * D]. Box: 64 features (128 bytes) x `rows` rows x 1 head, 128-byte swizzle (step 08's). */
-static void *encode_cache;   /* cuTensorMapEncodeTiled, once step_driver_fn finds it */
-
-static attn_status make_map(PFN_cuTensorMapEncodeTiled_v12000 encode, CUtensorMap *map,
-                            const void *ptr, long long heads, int n, int d, int rows)
-{
-    const cuuint64_t dim[3] = {(cuuint64_t)d, (cuuint64_t)n, (cuuint64_t)heads};
-    const cuuint64_t stride[2] = {(cuuint64_t)d * 2, (cuuint64_t)n * d * 2};   /* bytes, dims 1, 2 */
-    const cuuint32_t box[3] = {64, (cuuint32_t)rows, 1};
-    const cuuint32_t elem_stride[3] = {1, 1, 1};
-    const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void *>(ptr),
-                              dim, stride, box, elem_stride, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    return r == CUDA_SUCCESS ? ATTN_OK : ATTN_ERR_CUDA;
-}
-
 template <int D, int WM>
 static attn_status launch(const attn_problem *p, const void *q, const void *k, const void *v,
                           void *o, float *lse, void *ws, cudaStream_t stream)
@@ -682,25 +647,15 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
         splits = (T + per - 1) / per;   /* no empty split */
 
         const size_t rows = (size_t)p->batch * p->heads * p->seq_q;
-        /* the driver's encoder, reached through the runtime (no -lcuda), kept once found */
-        const auto encode = (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn(
-            &encode_cache, "cuTensorMapEncodeTiled", 12000);
-        if (!encode)
-            return ATTN_ERR_CUDA;
-        const long long kv_heads = (long long)p->batch * attn_heads_kv(p);
-        CUtensorMap tmQ, tmK, tmV;
-        if (make_map(encode, &tmQ, q, kv_heads, rows_per_group(p), D, warp_grid<WM>::BM) != ATTN_OK ||
-            make_map(encode, &tmK, k, kv_heads, p->seq_k, D, t.Bc) != ATTN_OK ||
-            make_map(encode, &tmV, v, kv_heads, p->seq_k, D, t.Bc) != ATTN_OK)
-            return ATTN_ERR_CUDA;
         decode_args a;
+        a.Q = (const bf16 *)q, a.K = (const bf16 *)k, a.V = (const bf16 *)v;
         a.O = (bf16 *)o, a.lse = lse;
         a.part_o = (float *)ws;
         a.part_lse = splits > 1 ? a.part_o + rows * splits * D : NULL;
         a.R = rows_per_group(p), a.Nq = p->seq_q, a.Nk = p->seq_k, a.Nk_vis = keys_visible(p);
         a.n_rt = row_tiles(p), a.splits = splits, a.tiles_per_split = per, a.causal = p->causal;
         a.scale_log2 = p->scale * LOG2E;
-        kernel<<<(unsigned)(work * splits), THREADS, smem, stream>>>(tmQ, tmK, tmV, a);
+        kernel<<<(unsigned)(work * splits), THREADS, smem, stream>>>(a);
         if (cudaGetLastError() != cudaSuccess)
             return ATTN_ERR_CUDA;
         if (splits > 1) {   /* the combine, allowed to launch before the split kernel ends */
@@ -741,8 +696,8 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
     attn_status s = step_check_forward(supports, workspace_bytes, p, q, k, v, o, lse, workspace);
     if (s != ATTN_OK)
         return s;
-    if (step_device_cc() != 90)   /* TMA maps: Hopper only; never launch (or touch the driver */
-        return ATTN_ERR_UNSUPPORTED;   /* API) elsewhere */
+    if (step_device_cc() != 90)   /* griddepcontrol: sm_90 (this experiment build is sm_90a) */
+        return ATTN_ERR_UNSUPPORTED;
     if (p->head_dim == 64)
         return dispatch<64>(p, q, k, v, o, lse, workspace, stream);
     return dispatch<128>(p, q, k, v, o, lse, workspace, stream);
@@ -753,5 +708,5 @@ extern "C" const attn_step attn_step_info = {
     "decode (Nq <= 16, forward): a K/V group's heads and queries in one tile, keys split across "
     "the SMs, partials merged by their lse (split-KV)",
     supports, workspace_bytes, forward, nullptr, nullptr,
-    90, 90, "needs a Hopper GPU (sm_90a build): TMA",
+    80, 0, "needs sm_80 or newer (mma.sync bf16, cp.async)",
 };

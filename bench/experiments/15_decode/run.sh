@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Step 15 (decode) on the H200, one call. Not yet run (prepared 2026-12-01 without a GPU).
+# Step 15 (decode) on the H200, one call. First run 2026-12-01 (tma_run/: the step then had the TMA
+# loader; cp_async_run/: the step as it is, the six bar shapes, the checks and the Python door).
 # Here (nvcc, no GPU):  bench/experiments/15_decode/run.sh build
 #   make, then the variants of step 15 below, each a build of steps/15_decode/attention.cu
 #   with build-time knobs (the step's header lists them), into build/v15/NAME.so, their ptxas
@@ -34,8 +35,9 @@
 #   s4        4 stages (128 KB + Q: one block per SM, 3 tiles in flight)
 #   bc128s2   Bc = 128 at both head dims, 2 stages (64 KB tiles at D = 128)
 #   bc64s6    Bc = 64 at both head dims, 6 stages (192 KB: one block per SM, 5 tiles in flight)
-#   cpasync   K and V by cp.async (every thread copies 16 bytes at a time, step 03's loader and
-#             swizzle) instead of TMA: the step as first written, cp_async.patch here
+#   tma       K and V by TMA (one thread issues each tile on an mbarrier, the tiles in its 128-byte
+#             swizzle) instead of cp.async: the step as first written, tma.patch here (5-6 %
+#             slower in the first run, 2026-12-01: tma_run/, cp_async_run/)
 # OUT receives (7 files): meta.txt (attn info, with hbm_peak_gbps, the commit, driver, torch),
 # decode.csv and peers_decode.csv (the sweep, for plots/draw.sh: copy them with meta.txt into
 # bench/results/h200/), check_decode.csv (attn check's rows), variants.csv (ab), summary.txt (the
@@ -60,7 +62,7 @@ VARIANTS=(
     "s4:-DDECODE_BC=64 -DDECODE_STAGES=4"
     "bc128s2:-DDECODE_BC=128 -DDECODE_STAGES=2"
     "bc64s6:-DDECODE_BC=64 -DDECODE_STAGES=6"
-    "cpasync:"
+    "tma:"
 )
 # Careful: s2 and s4 set Bc = 64 at D = 64 as well (the default there is 128); the D = 64 bar shape
 # is not among the variants' shapes.
@@ -73,10 +75,10 @@ build)
     make -s
     mkdir -p build/v15
     : >build/v15/ptxas.txt
-    patch -s -o build/v15/cp_async.cu steps/15_decode/attention.cu $X/cp_async.patch
+    patch -s -o build/v15/tma.cu steps/15_decode/attention.cu $X/tma.patch
     for v in "${VARIANTS[@]}"; do
         name=${v%%:*} flags=${v#*:} src=steps/15_decode/attention.cu
-        [ "$name" = cpasync ] && src=build/v15/cp_async.cu
+        [ "$name" = tma ] && src=build/v15/tma.cu
         echo "== $name ($flags)" >>build/v15/ptxas.txt
         # shellcheck disable=SC2086
         $NV -Xptxas -v $flags -o build/v15/$name.so $src 2>&1 |
