@@ -58,7 +58,10 @@ with one exception: 01 and 02, the scalar lessons, are slower than 00's cuBLAS p
 476 us where 00 took 63 at fp32 1024 x 4096 x 64 on an H200, bench/results/h200/single_head.csv),
 so when the choice falls to them (fp32, or a head dim the tensor-core steps do not take), step 00 is
 taken instead if it can do the problem and its workspace (the N x N scores, forward or backward,
-whichever is larger) fits in the GPU's free memory; else the lesson runs, since it needs none. The
+whichever is larger) fits in the GPU's free memory; else the lesson runs, since it needs none. And
+one more: step 14 adds grouped-query attention to step 13, and without groups its backward is 5 %
+slower than step 13's (notes/14_gqa.md), so a multi-head problem goes to step 13, both ways, where
+step 13 is built and takes it (_defers_to); step 14 takes the grouped ones. The
 measurements are in the README's table. Decode (Nq <= 16 queries, bf16, D = 64 or 128, any
 H_kv) on a Hopper GPU: step 15, the highest-numbered step, takes the forward and nothing else (it refuses more
 queries and every backward, saying so), so the same rule gives decode problems to step 15 and the
@@ -70,8 +73,8 @@ Which backward runs (backward_step=None): the step's own when it has one that su
 problem (06 has one; 00 too, so step=0 stays the materialized baseline both ways). For a
 forward-only step (most of them, the fastest forwards included): the highest-numbered built step
 that has a backward, fits this GPU and supports the problem, the fastest backward by the same
-construction of the series. That is step 14 on a Hopper GPU (step 13's backward, carried with
-grouped-query attention) and step 06 elsewhere (a later backward step once it is built), and step 00's materialized backward only when no other can do
+construction of the series, with the same exception. That is step 14 on a Hopper GPU for
+grouped-query problems, step 13 for multi-head ones, and step 06 elsewhere (a later backward step once it is built), and step 00's materialized backward only when no other can do
 the problem (today: fp32, or a head dim other than 64 and 128). It is fed with the forward step's O and lse: the contract
 fixes what lse means, so any forward pairs with any backward. choose_backward() says which it is;
 backward_step=N picks one. Every call is queued on PyTorch's current CUDA stream of the inputs'
@@ -421,7 +424,8 @@ def choose_backward(q, k, v, causal=False, scale=None, step=None, deterministic=
     """The Step whose backward differentiates attention(q, k, v, causal, scale, step,
     deterministic=...) when backward_step=None: the forward step's own backward if it has one that
     supports the problem, else the highest-numbered built step with a backward that fits this GPU
-    and supports it (step 14 on Hopper, step 06 elsewhere; step 00 only when no other can, or when
+    and supports it (on Hopper step 14 for grouped-query problems, step 13 for multi-head ones;
+    step 06 elsewhere; step 00 only when no other can, or when
     deterministic off Hopper, since step 06 adds dQ in whatever order its blocks run; see the
     module's doc)."""
     _need_torch()
@@ -453,6 +457,7 @@ def _materialized_if_it_fits(p, device, cc):
 def _choose(p, device):
     cc = _device_cc(device)
     reasons = []
+    waiting = None   # (a step that defers to the one it was built from, that one's prefix)
     for name in reversed(available()):
         s = load(name)
         ok, why = s.fits(cc)
@@ -461,11 +466,19 @@ def _choose(p, device):
             if st == ATTN_OK:
                 why = s.known_bug(p)
                 if why is None:
+                    if waiting:   # the step it defers to, or, where that one cannot, itself
+                        return s if name.startswith(waiting[1]) else waiting[0]
                     if name.startswith(_SCALAR_LESSONS):
                         return _materialized_if_it_fits(p, device, cc) or s
-                    return s
+                    to = _defers_to(s, p)
+                    if to is None:
+                        return s
+                    waiting = (s, to)
+                    continue
                 why = "known bug: " + why
         reasons.append("%s: %s" % (name, why))
+    if waiting:
+        return waiting[0]
     if not reasons:
         load(0)   # raises FileNotFoundError: nothing built
     raise ValueError("no built step can do %r on this GPU (sm_%d): %s" % (p, cc, "; ".join(reasons)))
@@ -533,14 +546,29 @@ def _forward(s, p, q4, k4, v4):
     return o, lse
 
 
+# A backward that defers to the one it was built from on the problems that do not need what it
+# adds: step 14's grouped-query backward measured 5 % slower than step 13's on multi-head problems
+# (notes/14_gqa.md), so a multi-head problem takes step 13's where step 13 is built and takes it.
+_DEFERS_WITHOUT_GROUPS = {"14_": "13_"}
+
+
+def _defers_to(b, p):
+    """The prefix of the step that backward b gives way to on p, or None."""
+    if 0 < p.heads_kv < p.heads:
+        return None
+    return next((to for pre, to in _DEFERS_WITHOUT_GROUPS.items() if b.name.startswith(pre)), None)
+
+
 def _backward_step(s, p, cc):
     """The step whose backward follows step s's forward on p, on a GPU of compute capability cc:
     s's own if it has a backward that takes p, else the highest-numbered built step that has a
-    backward, fits cc and supports p (the fastest: 14 on Hopper, 06 elsewhere);
-    step 00 is the lowest-numbered, so it is taken only when no other backward can do p."""
+    backward, fits cc and supports p (the fastest: 14 on Hopper for grouped-query problems, 13
+    for multi-head ones (_defers_to), 06 elsewhere); step 00 is the lowest-numbered, so
+    it is taken only when no other backward can do p."""
     if s.has_backward and s.supports(p, True)[0] == ATTN_OK:
         return s
     reasons = []
+    waiting = None   # (a backward that defers, the prefix of the step it defers to)
     for name in reversed(available()):
         b = load(name)
         if not b.has_backward:
@@ -549,8 +577,16 @@ def _backward_step(s, p, cc):
         if ok:
             st, why = b.supports(p, True)
             if st == ATTN_OK:
-                return b
+                if waiting and not name.startswith(waiting[1]):
+                    return waiting[0]   # the step it defers to cannot: it runs after all
+                to = _defers_to(b, p)
+                if to is None or waiting:
+                    return b
+                waiting = (b, to)
+                continue
         reasons.append("%s: %s" % (name, why))
+    if waiting:
+        return waiting[0]
     raise ValueError("no built step has a backward for %r on this GPU (sm_%d)%s"
                      % (p, cc, (": " + "; ".join(reasons)) if reasons else
                         " (no step with a backward is built: run make)"))
@@ -593,9 +629,9 @@ class FlashAttention(torch.autograd.Function if torch is not None else _NoTorchF
 
     Returns O (and lse when return_lse). Saves L, the lse, as (B, Nq) for 3-D inputs and
     (B, H, Nq) for 4-D ones, with q, k, v and O, for the backward: the forward step's own when it
-    has one that supports the problem, else the fastest built backward that does (step 14 on
-    Hopper, 06 elsewhere; step 00's only when no other can), or backward_step when given (see
-    the module's doc)."""
+    has one that supports the problem, else the fastest built backward that does (on Hopper 14
+    grouped, 13 multi-head; 06 elsewhere; step 00's only when no other can), or backward_step
+    when given (see the module's doc)."""
 
     @staticmethod
     def forward(ctx, q, k, v, is_causal=False, scale=None, step=None, return_lse=False,
@@ -641,12 +677,13 @@ def attention(q, k, v, causal=False, scale=None, step=None, return_lse=False, ba
     scale defaults to 1/sqrt(D). step=None takes the highest-numbered built step that fits this
     GPU and supports the problem (the fastest, by the construction of the series; see the module
     doc for the one exception), step=N or a name picks one. The backward is the forward step's
-    own if it has one for the problem, else the fastest built backward that supports it (step 14
-    on Hopper, 06 elsewhere; step 00's materialized backward only when no other can);
+    own if it has one for the problem, else the fastest built backward that supports it (on
+    Hopper 14 grouped, 13 multi-head; 06 elsewhere; step 00's materialized backward only when no
+    other can);
     backward_step=N picks one. deterministic=True asks for a backward whose dQ, dK and dV are the
     same bits on every call with the same inputs: a step whose backward cannot refuses it (06
-    adds dQ in whatever order its blocks run), so that is step 14's on Hopper (its dQ adds take
-    turns in key order), step 00's elsewhere, where it fits.
+    adds dQ in whatever order its blocks run), so that is step 13's or 14's on Hopper (a writer
+    warp adds dQ in turns), step 00's elsewhere, where it fits.
     Returns O, or (O, lse) with return_lse=True, lse float32 (B, H, Nq) ((B, Nq) for 3-D inputs,
     natural log)."""
     _need_torch()

@@ -696,7 +696,7 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
     attn_status s = step_check_forward(supports, workspace_bytes, p, q, k, v, o, lse, workspace);
     if (s != ATTN_OK)
         return s;
-    if (step_device_cc() != 90)   /* griddepcontrol: sm_90 (this experiment build is sm_90a) */
+    if (step_device_cc() != 90)   /* built for sm_90a alone (griddepcontrol): never launch elsewhere */
         return ATTN_ERR_UNSUPPORTED;
     if (p->head_dim == 64)
         return dispatch<64>(p, q, k, v, o, lse, workspace, stream);
@@ -708,5 +708,5 @@ extern "C" const attn_step attn_step_info = {
     "decode (Nq <= 16, forward): a K/V group's heads and queries in one tile, keys split across "
     "the SMs, partials merged by their lse (split-KV)",
     supports, workspace_bytes, forward, nullptr, nullptr,
-    80, 0, "needs sm_80 or newer (mma.sync bf16, cp.async)",
+    90, 90, "needs a Hopper GPU (sm_90a build): griddepcontrol",
 };
