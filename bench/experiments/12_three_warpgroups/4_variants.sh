@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Not yet run (prepared 2026-12-01 when the session's GPU time was spent). Three differences between
+# Run 2026-12-01 (ab.csv, experiment 5_variants). Three differences between
 # step 12 and FlashAttention-4's sm90 forward, which is 1-8 % faster at D = 128 (note 12, "The bars
 # it misses"), as builds of step 12 (var2.patch: -D flags, all 0 = step 12's PTX):
 #   kfirst         the producer loads K_{j+1} before V_j, the order the consumers need them in

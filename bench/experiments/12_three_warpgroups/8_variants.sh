@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Not yet run (prepared 2026-12-01 without a GPU). FlashAttention-4's sm90 forward is 5-8 % faster
+# Run 2026-12-01 (ab.csv, experiment 8_variants; 8_variants/). FlashAttention-4's sm90 forward is 5-8 % faster
 # than step 12 at D = 128, its tensor pipe busy 77.9 % of the cycles against 71.9 % (note 12, "The
 # bars it misses"). Step 12's SASS shows one cause that its source does not: ptxas moves the whole
 # softmax of S_j below WARPGROUP.DEPBAR.LE gsb0, 0x0, after P_{j-1} V_{j-1} has finished, in all

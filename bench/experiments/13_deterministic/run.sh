@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Not yet run (prepared 2026-12-01 without a GPU). Step 13's deterministic backward is 1.7-2.3x the
+# Run 2026-12-01 (this folder's ab.csv, checks.txt, repeat.txt, sanitize.txt). V_DET2=1 is now
+# step 13, so var.patch applies to step 13 as it was at 619fbaf (git show 619fbaf:steps/...). Step 13's deterministic backward is 1.7-2.3x the
 # default's time (note 13, "Determinism"): the wait for each dQ add to complete sits on the
 # warpgroup's path every tile, and every key tile of a query tile waits for the one before, all
 # of them starting at query tile 0 together. var.patch (-DV_DET2, 0 = step 13's PTX) takes both
