@@ -54,12 +54,12 @@ Which step runs (step=None): the fastest built step that can do the problem, by 
 candidates are the built steps whose compute-capability bounds (cc_min, cc_max) fit this GPU, whose
 supports() accepts the problem, and that have no known bug on it. Each step of the series adds one
 idea meant to make it faster than the steps before, so the highest-numbered candidate is taken,
-with one exception: 01 and 02, the scalar lessons, are slower than 00's cuBLAS products (02 took
+with two exceptions. First, 01 and 02, the scalar lessons, are slower than 00's cuBLAS products (02 took
 476 us where 00 took 63 at fp32 1024 x 4096 x 64 on an H200, bench/results/h200/single_head.csv),
 so when the choice falls to them (fp32, or a head dim the tensor-core steps do not take), step 00 is
 taken instead if it can do the problem and its workspace (the N x N scores, forward or backward,
-whichever is larger) fits in the GPU's free memory; else the lesson runs, since it needs none. And
-one more: step 14 adds grouped-query attention to step 13, and without groups its backward is 5 %
+whichever is larger) fits in the GPU's free memory; else the lesson runs, since it needs none.
+Second, step 14 adds grouped-query attention to step 13, and without groups its backward is 5 %
 slower than step 13's (notes/14_gqa.md), so a multi-head problem goes to step 13, both ways, where
 step 13 is built and takes it (_defers_to); step 14 takes the grouped ones. The
 measurements are in the README's table. Decode (Nq <= 16 queries, bf16, D = 64 or 128, any
@@ -676,7 +676,7 @@ def attention(q, k, v, causal=False, scale=None, step=None, return_lse=False, ba
     others.
     scale defaults to 1/sqrt(D). step=None takes the highest-numbered built step that fits this
     GPU and supports the problem (the fastest, by the construction of the series; see the module
-    doc for the one exception), step=N or a name picks one. The backward is the forward step's
+    doc for the exceptions), step=N or a name picks one. The backward is the forward step's
     own if it has one for the problem, else the fastest built backward that supports it (on
     Hopper 14 grouped, 13 multi-head; 06 elsewhere; step 00's materialized backward only when no
     other can);
