@@ -166,9 +166,20 @@ def parse_opts(words):
     return opts
 
 
+def fmt_range(r):
+    """min-max of the ratios r, two decimals: "1.02-1.11", or one number when they round alike."""
+    lo, hi = "%.2f" % min(r), "%.2f" % max(r)
+    return lo if lo == hi else lo + "–" + hi
+
+
 def value(key, res):
     words = key.split()
     kind, args = words[0], words[1:]
+    if kind in ("range", "tflops", "gbps", "decode_range"):   # in=FOLDER: another run's results
+        where = [w[3:] for w in args if w.startswith("in=")]
+        args = [w for w in args if not w.startswith("in=")]
+        if where:
+            res = Results(where[0])
     if kind == "pass":
         counts = res.summary(args[1] if len(args) > 1 else "check.txt")
         return str(counts[res.step_name(args[0], counts)])
@@ -192,10 +203,6 @@ def value(key, res):
     if kind == "pass_all":
         return str(sum(res.summary(args[0] if args else "check.txt").values()))
     if kind in ("range", "tflops"):
-        where = [w[3:] for w in args if w.startswith("in=")]
-        args = [w for w in args if not w.startswith("in=")]
-        if where:
-            res = Results(where[0])
         rates = res.rates()
         names = {k[0] for k in rates}
         if kind == "tflops":
@@ -208,13 +215,8 @@ def value(key, res):
              if (a, p, d, n, c) in rates and (b, p, d, n, c) in rates]
         if not r:
             raise ValueError("no shape has both %s and %s" % (a, b))
-        lo, hi = "%.2f" % min(r), "%.2f" % max(r)
-        return lo if lo == hi else lo + "–" + hi
+        return fmt_range(r)
     if kind in ("gbps", "decode_range"):
-        where = [w[3:] for w in args if w.startswith("in=")]
-        args = [w for w in args if not w.startswith("in=")]
-        if where:
-            res = Results(where[0])
         rates = res.decode_rates()
         names = {k[0] for k in rates}
         peers = sorted(n for n in names if n.startswith("sdpa_") or n == "fa4")
@@ -238,8 +240,7 @@ def value(key, res):
              if rate(args[0], sh) and rate(args[1], sh)]
         if not r:
             raise ValueError("no decode shape has both %s and %s" % (args[0], args[1]))
-        lo, hi = "%.2f" % min(r), "%.2f" % max(r)
-        return lo if lo == hi else lo + "–" + hi
+        return fmt_range(r)
     raise ValueError("unknown key %r" % kind)
 
 
