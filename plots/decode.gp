@@ -13,17 +13,12 @@ theirs = results.'/peers_decode.csv'
 base = 'status=ok dtype=bf16 pass=fwd heads=32 heads_kv=8 seq_q=1 head_dim=128 causal=0'
 peak = hbm > 0 ? hbm : 4800
 peak_from = hbm > 0 ? "attn info" : "the H200 datasheet"
-# 15_decode_tma: the step built with its first loader (TMA), the whole sweep in a run before the
-# step's own (six bar shapes): drawn thin and grey, so the curve's shape shows where the step's
-# points are few
-tma(s) = strstrt(s, "_tma") > 0
-s_lc(s) = tma(s) ? "#8c8c8c" : color(s)
-s_dt(s) = tma(s) ? 2 : dash(s)
-s_pt(s) = tma(s) ? 6 : point(s)
-s_lw(s) = tma(s) ? 1.5 : is_peer(s) ? 2 : 3
-s_ps(s) = tma(s) ? 0.8 : is_peer(s) ? 1.1 : 1.6
-s_label(s) = tma(s) ? "15_decode, TMA loader (earlier run)" : \
-             s eq "15_decode" ? "15_decode (the step)" : label(s)
+s_lc(s) = color(s)
+s_dt(s) = dash(s)
+s_pt(s) = point(s)
+s_lw(s) = is_peer(s) ? 2 : 3
+s_ps(s) = is_peer(s) ? 1.1 : 1.6
+s_label(s) = s eq "15_decode" ? "15_decode (the step)" : label(s)
 decode_steps(list, i) = i > words(list) ? "" : \
     (step_number(word(list, i)) >= 15 ? word(list, i)." " : "") . decode_steps(list, i + 1)
 

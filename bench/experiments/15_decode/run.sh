@@ -1,51 +1,55 @@
 #!/usr/bin/env bash
-# Step 15 (decode) on the H200, one call. First run 2026-12-01 (tma_run/: the step then had the TMA
-# loader; cp_async_run/: the step as it is, the six bar shapes, the checks and the Python door).
+# Step 15 (decode) on the H200, one call. Runs, 2026-12-01, each in its folder here (README.md):
+# tma_run/, cp_async_run/, l2_run/, combine_run/, reps5_run/, bars_run/.
 # Here (nvcc, no GPU):  bench/experiments/15_decode/run.sh build
 #   make, then the variants of step 15 below, each a build of steps/15_decode/attention.cu
-#   with build-time knobs (the step's header lists them), into build/v15/NAME.so, their ptxas
-#   registers and spills in build/v15/ptxas.txt, and build/v15/ab (bench/experiments/tools/ab.c).
-# On the H200, carry ["build", ".device-libs", ".git-sha"]:
+#   with build-time knobs (the step's header lists them; l2.patch adds DECODE_L2, tma.patch the
+#   TMA loader), into build/v15/NAME.so, their ptxas registers and spills in build/v15/ptxas.txt,
+#   and build/v15/ab (bench/experiments/tools/ab.c).
+# On the H200, carry build/steps, build/attn, build/v15, .device-libs, .git-sha (build/ whole is
+# over the 64 MiB a call carries when FlashAttention-4's wheels are in it):
 #   export LD_LIBRARY_PATH=$PWD/.device-libs; bash bench/experiments/15_decode/run.sh run $OUT
-# PARTS="check bench peers variants" (the default: all, in that order) picks parts; each runs under
-# its own timeout so that the call stays under 300 s (about 280 s in all when every part runs to
-# its limit; a part cut short says so in log.txt and keeps what it wrote: the decode sweep's
-# biggest shapes come last, so a cut bench loses the B = 8 points at 64k-128k keys first; rerun
-# with PARTS=bench, or PARTS="bench peers", in a second call):
+# PARTS="check bench peers variants" (the default; "ncu" is a fifth part, run only when named)
+# picks parts; each runs under its own timeout (a part cut short says so in log.txt and keeps
+# what it wrote: the decode sweep's biggest shapes come last, so a cut bench loses the B = 8
+# points at 64k-128k keys first):
 #   check     65 s  attn check --steps 14,15 --decode --forward: the grid's cases of at most 16
 #                   queries (step 15's decode shapes and the older few-query ones), all four input
 #                   kinds, step 14's forward (the general one) beside step 15's; meanwhile, in
 #                   the background, bench/sanitize.sh 15 (memcheck, racecheck, synccheck on six
 #                   small decode shapes: one split and many, 16/32/64-row tiles, two row tiles)
-#   bench    150 s  attn bench --sweep decode --steps 15 --reps 5 (every row checked against step
-#                   00 on the same inputs; the big shapes' random inputs take most of the time)
+#   bench    150 s  attn bench --sweep decode --steps 15, repetitions as the peers take them (about
+#                   0.2 s worth, 3 to 30: 30 at every decode shape; the runs before bars_run/ asked
+#                   for 5); every row checked against step 00 on the same inputs
 #   peers     45 s  bench/peer_sdpa.py --sweep decode --backends cudnn,flash,fa4 (fa4 where
 #                   installed; SDPA with enable_gqa=True where H_kv < H)
-#   variants  30 s  build/v15/ab: the variants below against each other, launch by launch, at
-#                   four shapes (GQA B = 8 at 32k, one long 128k cache, 4 queries, B = 1 at 8k), 2
-#                   rounds of 10, GB/s in the last column
+#   variants  90 s  build/v15/ab: the variants below against each other, launch by launch, at
+#                   the seven AB_SHAPES, 2 rounds of 10, GB/s in the last column (VAR_SECS: its limit)
+#   ncu       2x60 s  Nsight Compute on base and ef: each kernel's duration and DRAM bytes read and
+#                   written, at 8,32,1,32768,128,8 and 8,32,1,32768,128, with the harness's L2
+#                   flush before each launch and ncu's cache control off (ncu.csv)
 # The variants (build-time knobs; the default is Bc = 64 keys at D = 128 / 128 at D = 64, 3
 # stages, two blocks per SM, splits by choose_splits):
 #   base      the step as committed
 #   sp1       DECODE_SPLITS=1: no split-KV (what splitting the keys buys)
 #   bps1      DECODE_BLOCKS_PER_SM=1: splits chosen for one block per SM (half as many)
 #   bps4      DECODE_BLOCKS_PER_SM=4: twice as many splits, two waves of shorter blocks
-#   s2        2 stages (one tile in flight while one is computed; 64 KB + Q, registers capped so
-#             that 3 blocks fit an SM)
 #   s4        4 stages (128 KB + Q: one block per SM, 3 tiles in flight)
-#   bc128s2   Bc = 128 at both head dims, 2 stages (64 KB tiles at D = 128)
-#   bc64s6    Bc = 64 at both head dims, 6 stages (192 KB: one block per SM, 5 tiles in flight)
-#   tma       K and V by TMA (one thread issues each tile on an mbarrier, the tiles in its 128-byte
-#             swizzle) instead of cp.async: the step as first written, tma.patch here (5-6 %
-#             slower in the first run, 2026-12-01: tma_run/, cp_async_run/)
-# OUT receives (7 files): meta.txt (attn info, with hbm_peak_gbps, the commit, driver, torch),
-# decode.csv and peers_decode.csv (the sweep, for plots/draw.sh: copy them with meta.txt into
-# bench/results/h200/), check_decode.csv (attn check's rows), variants.csv (ab), summary.txt (the
-# six bar shapes: step 15's GB/s, the best peer's, the ratio, the 4,300 GB/s bar where K and V
-# exceed 1e9 bytes: all but the one long cache, whose K and V are 0.54 GB; the other three GQA
-# shapes hold exactly 2^30 bytes, 1.07e9; and the check's and the sanitizer's verdicts),
-# logs.tar.gz (log.txt, check.txt,
-# sanitize.txt, bench.log, peers.log, variants.log, ptxas.txt).
+#   ef        l2.patch's DECODE_L2=1: K and V copied with an L2 evict_first policy (createpolicy,
+#             cp.async's .L2::cache_hint), so that the stream of K and V leaves the rest of L2
+#             alone (the harness's flush leaves it dirty: written back while the kernel reads)
+#   pf        DECODE_L2=2: cp.async's .L2::256B prefetch hint
+#   efpf      DECODE_L2=3: both
+#   efbps4    ef with twice the splits
+# tma.patch turns the loader into the TMA one (the step as first written, tma_run/), a variant
+# `tma` when added to VARIANTS.
+# OUT receives: meta.txt (attn info, with hbm_peak_gbps, the commit, driver, torch), decode.csv
+# and peers_decode.csv (the sweep, for plots/draw.sh: bench/results/h200/ holds bars_run's),
+# check_decode.csv (attn check's rows), variants.csv (ab), ncu.csv, summary.txt (the six bar
+# shapes: step 15's GB/s, the best peer's, the ratio, the 4,300 GB/s bar where K and V exceed
+# 1e9 bytes: all but the one long cache, whose K and V are 0.54 GB; the other three GQA shapes
+# hold exactly 2^30 bytes, 1.07e9; and the check's and the sanitizer's verdicts), logs.tar.gz
+# (log.txt, check.txt, sanitize.txt, bench.log, peers.log, variants.log, ncu.log, ptxas.txt).
 set -u
 cd "$(dirname "$0")/../../.."
 X=bench/experiments/15_decode
@@ -58,15 +62,15 @@ VARIANTS=(
     "sp1:-DDECODE_SPLITS=1"
     "bps1:-DDECODE_BLOCKS_PER_SM=1"
     "bps4:-DDECODE_BLOCKS_PER_SM=4"
-    "s2:-DDECODE_BC=64 -DDECODE_STAGES=2 -DDECODE_MIN_BLOCKS=3"
     "s4:-DDECODE_BC=64 -DDECODE_STAGES=4"
-    "bc128s2:-DDECODE_BC=128 -DDECODE_STAGES=2"
-    "bc64s6:-DDECODE_BC=64 -DDECODE_STAGES=6"
-    "tma:"
+    "ef:-DDECODE_L2=1"
+    "pf:-DDECODE_L2=2"
+    "efpf:-DDECODE_L2=3"
+    "efbps4:-DDECODE_L2=1 -DDECODE_BLOCKS_PER_SM=4"
 )
 # Careful: s2 and s4 set Bc = 64 at D = 64 as well (the default there is 128); the D = 64 bar shape
 # is not among the variants' shapes.
-AB_SHAPES="--shape 8,32,1,32768,128,8 --shape 1,32,1,131072,128,8 --shape 8,32,4,32768,128,8 --shape 1,32,1,8192,128,8"
+AB_SHAPES="--shape 8,32,1,32768,128,8 --shape 64,32,1,4096,128,8 --shape 8,32,4,32768,128,8 --shape 1,32,1,131072,128,8 --shape 8,32,1,32768,128 --shape 8,32,1,32768,64 --shape 1,32,1,8192,128,8"
 SIX="8,32,1,32768,128,32 8,32,1,32768,64,32 8,32,1,32768,128,8 64,32,1,4096,128,8 1,32,1,131072,128,8 8,32,4,32768,128,8"
 
 case ${1:-} in
@@ -76,9 +80,11 @@ build)
     mkdir -p build/v15
     : >build/v15/ptxas.txt
     patch -s -o build/v15/tma.cu steps/15_decode/attention.cu $X/tma.patch
+    patch -s -p1 -o build/v15/l2.cu steps/15_decode/attention.cu $X/l2.patch
     for v in "${VARIANTS[@]}"; do
         name=${v%%:*} flags=${v#*:} src=steps/15_decode/attention.cu
         [ "$name" = tma ] && src=build/v15/tma.cu
+        case $flags in *DECODE_L2*) src=build/v15/l2.cu ;; esac
         echo "== $name ($flags)" >>build/v15/ptxas.txt
         # shellcheck disable=SC2086
         $NV -Xptxas -v $flags -o build/v15/$name.so $src 2>&1 |
@@ -138,8 +144,8 @@ run)
             tail -n 8 "$tmp/check.txt" | tee -a "$log" >&2
             ;;
         bench)
-            say "bench: attn bench --sweep decode --steps 15 --reps 5"
-            part bench 150 build/attn bench --sweep decode --steps 15 --reps 5 \
+            say "bench: attn bench --sweep decode --steps 15 (reps: about 200 ms worth, 3 to 30, as the peers)"
+            part bench 150 build/attn bench --sweep decode --steps 15 \
                 --out "$out/decode.csv" 2>"$tmp/bench.log"
             ;;
         peers)
@@ -152,10 +158,21 @@ run)
             vs=""
             for v in "${VARIANTS[@]}"; do vs="$vs build/v15/${v%%:*}.so"; done
             # shellcheck disable=SC2086
-            part variants 30 build/v15/ab --rounds 2 --reps 10 $AB_SHAPES $vs \
+            part variants ${VAR_SECS:-90} build/v15/ab --rounds 2 --reps 10 $AB_SHAPES $vs \
                 >"$out/variants.csv" 2>"$tmp/variants.log"
             ;;
-        *) say "unknown part $p (check bench peers variants)" ;;
+        ncu)   # DRAM bytes read and written by each kernel of base and ef, with the harness's L2
+               # flush (a memset of 2 x L2) before each launch and ncu's own cache control off
+            say "ncu: base and ef at 8,32,1,32768,128,8 and 8,32,1,32768,128"
+            for sh in 8,32,1,32768,128,8 8,32,1,32768,128; do
+                part ncu 60 ncu --clock-control none --cache-control none \
+                    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum \
+                    -k regex:decode --launch-skip 2 --launch-count 6 --csv \
+                    build/v15/ab --rounds 1 --reps 2 --shape $sh build/v15/base.so build/v15/ef.so \
+                    >>"$out/ncu.csv" 2>>"$tmp/ncu.log"
+            done
+            ;;
+        *) say "unknown part $p (check bench peers variants ncu)" ;;
         esac
     done
     # summary: the six bar shapes, step 15 against the best peer, and the 90 % bar over 1 GB
@@ -192,8 +209,9 @@ run)
         grep '^step ' "$tmp/sanitize.txt" 2>/dev/null | grep -v 'rc 0;'
         if [ -s "$out/variants.csv" ]; then
             echo
-            echo "variants: median over rounds of GB/s, per shape"
-            awk -F, 'NR > 1 { k = $1 " " $3; s[k] += $9; n[k]++ } END { for (k in s) printf "  %-60s %8.0f\n", k, s[k] / n[k] }' \
+            echo "variants: mean over rounds of GB/s, per build and shape"
+            awk -F'"' 'NR > 1 { split($1, a, ","); nb = split($3, b, ","); k = a[1] " " $2; s[k] += b[nb]; n[k]++ }
+                       END { for (k in s) printf "  %-50s %8.0f\n", k, s[k] / n[k] }' \
                 "$out/variants.csv" | sort
         fi
     } >"$out/summary.txt" 2>&1
