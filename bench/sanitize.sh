@@ -27,7 +27,7 @@ top_shapes=(
     "1,265,1,2500,128"            # a whole round, then stream-K, Nk ragged (15 x 160 + 100), 15 cut
     "1,300,1,1000,64"             # D = 64 persistent: blocks walk 2-3 tiles of 6 key tiles
     "1,140,130,140,128"           # D = 128 persistent, no stream-K: blocks walk 2-3 tiles
-    "1,2,130,1000,128"            # the key tile 176 (use_bc_alt picks 160 for 300 keys above)
+    "1,2,130,1000,128"            # the key tile 176 in step 11 (use_bc_alt picks 160 for 300 keys above)
     "1,133,1,3000,128 --causal"   # causal: 133 heads in 5 sections of 27, the last short
     "1,64,64,1400,128 --causal"   # causal: 64 heads of 64-row tiles in 2 sections of 32
 )

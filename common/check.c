@@ -45,7 +45,8 @@ static const grid_shape shapes[] = {
     {1, 140, 130, 140, 128, BF16}, {1, 140, 260, 65, 64, BF16},
     /* The scheduler of the top forward steps (11's and 12's launch() and kernel: persistent grid of
      * 132 blocks on an H200 when not causal, stream-K at D = 128 from 16 key tiles per work tile
-     * when the tiles do not fill the rounds, key tile 160 or 176 at D = 128 by use_bc_alt, causal
+     * when the tiles do not fill the rounds, key tile 160 or 176 at D = 128 by use_bc_alt (step
+     * 11; 160 always from step 12 on), causal
      * heads in sections of what fits 2/3 of L2). One line per shape: the path it reaches.
      * stream-K, no whole round (n_dp = 0): all 133 tiles by key ranges of 19-20, 18 cut (at most
      * one per block boundary), Bc 160; causal: 133 heads in 5 sections of 27 (the last 25) */
@@ -56,14 +57,15 @@ static const grid_shape shapes[] = {
     /* one whole round (132 tiles), then 133 by ranges of 16-17 key tiles, 15 cut: 16 key tiles
      * (2500 = 15 x 160 + 100), the threshold. One head of 265 query tiles: long, and cheap */
     {1, 1, 33900, 2500, 128, BF16 | LONG},
-    /* 264 = 2 x 132 tiles of 17 key tiles of 176: stream-K off (the rounds are full), each block
+    /* 264 = 2 x 132 tiles of 17 key tiles of 176 (19 of 160 from step 12): stream-K off (the
+     * rounds are full), each block
      * walks two, its K/V ring and ping-pong turns running on from one into the next (long) */
     {1, 1, 33700, 2900, 128, BF16 | LONG},
     /* D = 64 (never stream-K): blocks walk 2-3 tiles of 6 key tiles of 192 (step 11) or 8 of
      * 128 (step 12), the last ragged */
     {1, 300, 1, 1000, 64, BF16},
     /* the alternate key tile with more than one tile: 300 keys as 2 x 160 (the last ragged),
-     * not 2 x 176 (use_bc_alt), Nq ragged (128 + 2) */
+     * not 2 x 176 (step 11's use_bc_alt; step 12's only tile), Nq ragged (128 + 2) */
     {1, 2, 130, 300, 128, BF16},
     /* many small heads: 2048 work tiles, persistent blocks walk 15-16 each (D = 64: Bc 192, or
      * step 12's 128 with 192-row tiles; D =

@@ -29,7 +29,9 @@ says how the number is made, from the files of bench/results/<gpu>/ (h200 unless
                            number when both ends print alike)
     tflops A PASS D N causal
                            one TFLOP/s value, one decimal
-    ... in=FOLDER          (range, tflops) from FOLDER's standard.csv and peers_standard.csv,
+    ... in=FOLDER          (range, tflops) from FOLDER's standard.csv and peers_standard.csv
+                           (bars.csv and peers_bars.csv where it has no standard.csv: a run
+                           of the bars sweep, bench/sweeps.txt),
                            (gbps, decode_range) from its decode.csv and peers_decode.csv,
                            instead: a folder of one run (an experiment's), relative to the
                            repository, for ratios that must come from one run
@@ -114,10 +116,14 @@ class Results:
         return "%.1e" % worst
 
     def rates(self):
-        """{(step, pass, D, N, causal): tflops} of the standard sweep and its peers."""
+        """{(step, pass, D, N, causal): tflops} of the standard sweep (or the bars sweep) and its
+        peers."""
         if self._rates is None:
             self._rates = {}
-            for name in ("standard.csv", "peers_standard.csv"):
+            names = ("standard.csv", "peers_standard.csv")
+            if not os.path.exists(self.path(names[0])):   # a run of the bars sweep alone
+                names = ("bars.csv", "peers_bars.csv")
+            for name in names:
                 with open(self.path(name), newline="") as f:
                     for row in csv.DictReader(f):
                         if (row.get("status") != "ok" or row["dtype"] != "bf16"

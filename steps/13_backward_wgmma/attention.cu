@@ -55,15 +55,15 @@
 typedef __nv_bfloat16 bf16;
 
 /* Tiles per head dim: NWG consumer warpgroups of 64 query rows each (Br = 64 * NWG). Bc keys per
- * tile when causal; when not, Bc_full, or at D = 128 Bc_alt where the problem's Nk fits it better
- * (use_bc_alt). D = 64 where 192-row tiles are too few to fill the GPU twice (few_tiles): step
- * 11's, two warpgroups and Bc_few_full keys when not causal. */
+ * tile when causal, Bc_full when not (D = 128: 160, the most that S, P and O held at once by
+ * pin_softmax fit in 240 registers). D = 64 where 192-row tiles are too few to fill the GPU twice
+ * (few_tiles): step 11's, two warpgroups and Bc_few_full keys when not causal. */
 template <int D> struct Tiles;
 template <> struct Tiles<64> {
     static constexpr int NWG = 3, Bc = 128, Bc_full = 128, NWG_few = 2, Bc_few_full = 192;
 };
 template <> struct Tiles<128> {
-    static constexpr int NWG = 2, Bc = 128, Bc_full = 176, Bc_alt = 160;
+    static constexpr int NWG = 2, Bc = 128, Bc_full = 160;
 };
 /* Register reallocation: the block starts with 65536 / (128 (NWG + 1)) registers per thread (168
  * for 384 threads, 128 for 512); the producer warpgroup drops to PRODUCER_REGS and the consumers
@@ -116,11 +116,12 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap *map, 
 template <int D, int Bc, int Br>
 __device__ __forceinline__ void issue_qk(float (&s)[Bc / 2], uint32_t q_wg, uint32_t k_tile)
 {
+    const uint64_t a0 = wgmma_desc(q_wg, 16, 1024), b0 = wgmma_desc(k_tile, 16, 1024);
 #pragma unroll
-    for (int k = 0; k < D / 16; k++) {
+    for (int k = 0; k < D / 16; k++) {   /* a descriptor's address field counts 16 bytes */
         const uint32_t off = (k % 4) * 32;
-        const uint64_t a = wgmma_desc(q_wg + (k / 4) * tile_bytes<64>(Br) + off, 16, 1024);
-        const uint64_t b = wgmma_desc(k_tile + (k / 4) * tile_bytes<64>(Bc) + off, 16, 1024);
+        const uint64_t a = a0 + (((k / 4) * tile_bytes<64>(Br) + off) >> 4);
+        const uint64_t b = b0 + (((k / 4) * tile_bytes<64>(Bc) + off) >> 4);
         wgmma_bf16<Bc>::ss(s, a, b, k > 0);
     }
 }
@@ -131,10 +132,11 @@ template <int D, int Bc>
 __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[Bc / 4],
                                          uint32_t v_tile)
 {
+    const uint64_t b0 = wgmma_desc(v_tile, tile_bytes<64>(Bc), 1024);
 #pragma unroll
     for (int k = 0; k < Bc / 16; k++) {
         const uint32_t a[4] = {p[4 * k], p[4 * k + 1], p[4 * k + 2], p[4 * k + 3]};
-        const uint64_t b = wgmma_desc(v_tile + k * 16 * 128, tile_bytes<64>(Bc), 1024);
+        const uint64_t b = b0 + ((k * 16 * 128) >> 4);
         wgmma_bf16<D>::rs_mn(o, a, b, 1);
     }
 }
@@ -187,6 +189,19 @@ __device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2]
             }
         l[a] = l[a] * alpha[a] + ((sq[0] + sq[1]) + (sq[2] + sq[3]));
     }
+}
+
+/* ptxas schedules register-only code freely across wgmma.wait_group: without this, the SASS
+ * runs the whole softmax of S_j after the wait for P_{j-1} V_{j-1} (WARPGROUP.DEPBAR.LE gsb0,
+ * 0x0), so it never overlaps this warpgroup's own P V. Memory operations keep their place
+ * against the wait, so a store of the row sums (which need every exponential of the tile),
+ * predicated on a condition that never holds (Nk < 0; Nk >= 1 always), holds the softmax before
+ * it: one STS that never executes, one predicate register. */
+__device__ __forceinline__ void pin_softmax(const float (&l)[2], int Nk, uint32_t addr)
+{
+    asm volatile("{\n.reg .pred q;\nsetp.lt.s32 q, %1, 0;\n@q st.shared.f32 [%2], %0;\n}\n" ::"f"(
+                     l[0] + l[1]),
+                 "r"(Nk), "r"(addr));
 }
 
 /* Stream-K's merge of two partial sums, mine * a_me + theirs * a_o: each product rounded on its
@@ -352,7 +367,9 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
 
     /* -------------------------------------------------------------------------- consumers */
     setmaxnreg_inc<consumer_regs(NWG)>();   /* waits until the producer's registers are back */
-    const uint32_t q_wg = sQ + 64 * 128 * wg;   /* this warpgroup's 64 rows in each Q atom */
+    /* this warpgroup's 64 rows in each Q atom; wg read from lane 0, so that ptxas knows it is the
+     * same across the warp and keeps the descriptors built from it in uniform registers */
+    const uint32_t q_wg = sQ + 64 * 128 * __shfl_sync(0xffffffffu, wg, 0);
 
     float o[D / 2];        /* O accumulator, 64 x D per warpgroup (layout: mma_sm90.cuh) */
     float s[Bc / 2];       /* S accumulator, then P in fp32 */
@@ -446,6 +463,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
                 mbar_arrive(empty_q);
             const int k0 = (w.j0 + j) * Bc;
             online_softmax<Bc>(s, m, l, alpha, c, needs_mask(k0), k0, row, Nk, causal, t);
+            pin_softmax(l, Nk, sQ);   /* ... here, before the wait below */
 
             /* P V done: V_{j-1}'s stage goes back; rescale O to the new max and hand P_j over. */
             wgmma_wait<0>();
@@ -1518,7 +1536,7 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
     /* Work tiles [0, n_dp) go whole; with stream-K the last full round and the remainder are
      * cut into equal ranges of key tiles (none when the tiles fill the rounds exactly). H200,
      * N = 4096, B*H = 32: 1024 tiles on 132 blocks, 6 rounds whole, 232 tiles cut into 132
-     * ranges of 45.7 key tiles (26 of 160 keys per work tile: use_bc_alt). */
+     * ranges of 45.7 key tiles (26 of 160 keys per work tile). */
     long long n_dp = n_work;
     const long long n_kt = (p->seq_k + Bc - 1) / Bc;
     if (SPLIT && n_work > blocks && n_work % blocks != 0 && blocks <= SK_MAX_GRID &&
@@ -1550,19 +1568,6 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
         tmQ, tmK, tmV, (bf16 *)o, lse, bh, (unsigned)G, (unsigned)n_dp, ws, p->seq_q, p->seq_k, c,
         p->scale, p->causal);
     return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
-}
-
-/* D = 128, not causal: the key tile per problem. Keys come in whole tiles, so the ragged last one
- * costs as much as a full one: N = 4096 is 24 tiles of 176 (4224 keys computed, 3.1% waste) or 26
- * of 160 (4160, 1.6%). A tile of Bc keys costs about Bc + BC_TILE_COST keys' time (the per-tile
- * work that does not shrink with Bc: the turns, the waits, the O rescale); fitted on the H200,
- * this picks 160 at N = 2048 and 4096 of the standard sweep and 176 elsewhere. */
-constexpr long long BC_TILE_COST = 16;
-
-static bool use_bc_alt(int nk)
-{
-    constexpr long long a = Tiles<128>::Bc_alt, f = Tiles<128>::Bc_full;
-    return (nk + a - 1) / a * (a + BC_TILE_COST) < (nk + f - 1) / f * (f + BC_TILE_COST);
 }
 
 /* D = 64: 192-row tiles pay where the grid runs at least two rounds of them. With fewer, the
@@ -1603,9 +1608,7 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
     using T = Tiles<128>;
     if (p->causal)
         return launch<128, T::NWG, T::Bc, false>(p, q, k, v, o, lse, workspace, stream);
-    return use_bc_alt(p->seq_k)
-               ? launch<128, T::NWG, T::Bc_alt, true>(p, q, k, v, o, lse, workspace, stream)
-               : launch<128, T::NWG, T::Bc_full, true>(p, q, k, v, o, lse, workspace, stream);
+    return launch<128, T::NWG, T::Bc_full, true>(p, q, k, v, o, lse, workspace, stream);
 }
 
 /* Causal: how many heads a section of blocks takes. Key tile 0 of every head first is the order
