@@ -3,7 +3,8 @@
 # committed (which builds each k-slice's descriptor from its shared address: ptxas then spends
 # ~60 uniform-datapath instructions and 16 R2UR moves per loop iteration at D = 128, 645
 # instructions where FlashAttention-4's loop has 455 for 128 keys; FA4's SASS in ../12_fa4_sass).
-# Builds (here, `run.sh build`, from steps/12_three_warpgroups/attention.cu):
+# Builds (here, `run.sh build`, from step 12 as it was at 3f6f2a2, before it took both changes:
+# the patches apply to that file, which `git show` writes into build/v12d/base.cu):
 #   base          the step as committed
 #   desc          issue_qk / issue_pv: one descriptor per operand tile, + (offset >> 4) per k-slice
 #   descu         desc, and q_wg from a warp-uniform warpgroup index (__shfl_sync of wg, lane 0),
@@ -25,11 +26,12 @@ build)
     make -s
     d=build/v12d; mkdir -p $d
     F="-O3 -lineinfo -std=c++17 -shared -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings -cudart shared -Xlinker -rpath=/usr/local/cuda/lib64 -Icommon -gencode arch=compute_90a,code=sm_90a"
-    patch -s -o $d/desc.cu steps/12_three_warpgroups/attention.cu $X/desc.patch
+    git show 3f6f2a2:steps/12_three_warpgroups/attention.cu >$d/base.cu
+    patch -s -o $d/desc.cu $d/base.cu $X/desc.patch
     patch -s -o $d/descu.cu $d/desc.cu $X/uniform.patch
-    patch -s -o $d/pin.cu steps/12_three_warpgroups/attention.cu bench/experiments/12_three_warpgroups/var3.patch
+    patch -s -o $d/pin.cu $d/base.cu bench/experiments/12_three_warpgroups/var3.patch
     patch -s -o $d/descu_pin.cu $d/descu.cu bench/experiments/12_three_warpgroups/var3.patch
-    cp build/steps/12_three_warpgroups.so $d/base.so
+    /usr/local/cuda/bin/nvcc $F -o $d/base.so $d/base.cu
     /usr/local/cuda/bin/nvcc $F -o $d/desc.so $d/desc.cu
     /usr/local/cuda/bin/nvcc $F -o $d/descu.so $d/descu.cu
     /usr/local/cuda/bin/nvcc $F -DV_PIN=1 -DV_BC=160 -o $d/pin160.so $d/pin.cu

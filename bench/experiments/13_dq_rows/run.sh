@@ -7,6 +7,10 @@
 #   ab       launch by launch at the four D = 64 bar shapes and two D = 128 ones, 3 rounds of 10,
 #            and the deterministic form at D = 64 (a build named X.so:det)
 #   ncu      bwd_main<64> of both at 4,8,4096,4096,64: duration, L2 and shared-pipe throughput
+# The builds, made here (make step-flags STEP=13 gives the flags F):
+#   git show 3f6f2a2:steps/13_backward_wgmma/attention.cu > build/v13r/head.cu
+#   patch -o build/v13r/rows.cu build/v13r/head.cu bench/experiments/13_dq_rows/rows.patch
+#   nvcc $F -o build/v13r/head.so build/v13r/head.cu; nvcc $F -o build/v13r/rows.so build/v13r/rows.cu
 # usage (from the repository root, build/v13r and build/v15/ab built here):
 #   bash bench/experiments/13_dq_rows/run.sh OUT
 set -u
