@@ -29,9 +29,9 @@ says how the number is made, from the files of bench/results/<gpu>/ (h200 unless
                            number when both ends print alike)
     tflops A PASS D N causal
                            one TFLOP/s value, one decimal
-    ... in=FOLDER          (range, tflops) from FOLDER's standard.csv and peers_standard.csv
-                           (bars.csv and peers_bars.csv where it has no standard.csv: a run
-                           of the bars sweep, bench/sweeps.txt),
+    ... sweep=NAME         (range, tflops) from NAME.csv and peers_NAME.csv instead of the
+                           standard sweep's (sweep=bars: the eight bar shapes, bench/sweeps.txt)
+    ... in=FOLDER          (range, tflops) from FOLDER's standard.csv and peers_standard.csv,
                            (gbps, decode_range) from its decode.csv and peers_decode.csv,
                            instead: a folder of one run (an experiment's), relative to the
                            repository, for ratios that must come from one run
@@ -64,6 +64,7 @@ class Results:
         self.folder = folder
         self._logs = {}
         self._rates = None
+        self.sweep = "standard"   # range, tflops: its CSVs (sweep=NAME)
 
     def path(self, name):
         return os.path.join(self.folder, name)
@@ -116,14 +117,10 @@ class Results:
         return "%.1e" % worst
 
     def rates(self):
-        """{(step, pass, D, N, causal): tflops} of the standard sweep (or the bars sweep) and its
-        peers."""
+        """{(step, pass, D, N, causal): tflops} of the sweep (standard unless sweep=) and its peers."""
         if self._rates is None:
             self._rates = {}
-            names = ("standard.csv", "peers_standard.csv")
-            if not os.path.exists(self.path(names[0])):   # a run of the bars sweep alone
-                names = ("bars.csv", "peers_bars.csv")
-            for name in names:
+            for name in (self.sweep + ".csv", "peers_" + self.sweep + ".csv"):
                 with open(self.path(name), newline="") as f:
                     for row in csv.DictReader(f):
                         if (row.get("status") != "ok" or row["dtype"] != "bf16"
@@ -183,9 +180,11 @@ def value(key, res):
     kind, args = words[0], words[1:]
     if kind in ("range", "tflops", "gbps", "decode_range"):   # in=FOLDER: another run's results
         where = [w[3:] for w in args if w.startswith("in=")]
-        args = [w for w in args if not w.startswith("in=")]
-        if where:
-            res = Results(where[0])
+        sweep = [w[6:] for w in args if w.startswith("sweep=")]
+        args = [w for w in args if not w.startswith(("in=", "sweep="))]
+        if where or sweep:
+            res = Results(where[0] if where else res.folder)
+            res.sweep = sweep[0] if sweep else "standard"
     if kind == "pass":
         counts = res.summary(args[1] if len(args) > 1 else "check.txt")
         return str(counts[res.step_name(args[0], counts)])
