@@ -647,10 +647,11 @@ Test(gpu, top_step_two_problems_on_two_streams, .timeout = 600)
     }
 }
 
-/* Step 15 (decode): the same bits on every call, with its splits merged by the combine kernel in
- * a fixed order, and within the bounds of the fp64 reference, on far inputs; on an H200's 132 SMs
- * the shapes cut the keys into 16 splits (16 work tiles of 64 key tiles), 32 (8 work tiles, 16
- * rows each) and one (1024 work tiles: O written directly, no workspace). */
+/* Step 15 (decode): the same bits on every call, with its splits merged in a fixed order (in
+ * their cluster, or by the combine kernel), and within the bounds of the fp64 reference, on far
+ * inputs; on an H200's 132 SMs the shapes cut the keys into 16 splits (16 work tiles of 64 key
+ * tiles: the combine), 32 (8 work tiles, 16 rows each: the combine), one (1024 work tiles: O
+ * written directly, no workspace) and 4 (64 work tiles of 16 rows: clusters of 4). */
 Test(gpu, step15_decode_is_repeatable_and_right, .timeout = 300)
 {
     need_gpu();
@@ -659,7 +660,8 @@ Test(gpu, step15_decode_is_repeatable_and_right, .timeout = 300)
         cr_skip_test("step 15 is not built, or does not fit this GPU");
     const attn_problem shapes[] = {{8, 8, 1, 4096, 128, 0, ATTN_BF16, 0.0884f, 2, 0},
                                    {1, 32, 4, 8192, 64, 0, ATTN_BF16, 0.125f, 8, 0},
-                                   {128, 8, 1, 300, 128, 0, ATTN_BF16, 0.0884f, 8, 0}};
+                                   {128, 8, 1, 300, 128, 0, ATTN_BF16, 0.0884f, 8, 0},
+                                   {8, 32, 4, 2048, 128, 0, ATTN_BF16, 0.0884f, 8, 0}};
     const uint64_t seed = (uint64_t)time(NULL);
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const char *why = NULL;

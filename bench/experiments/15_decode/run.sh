@@ -59,14 +59,7 @@ NV="$NVCC -O3 -lineinfo -std=c++17 -shared -Xcompiler -fPIC,-Wall,-Wextra,-Werro
     -cudart shared -Xlinker -rpath=/usr/local/cuda/lib64 -Icommon -gencode arch=compute_90a,code=sm_90a"
 VARIANTS=(
     "base:"
-    "sp1:-DDECODE_SPLITS=1"
-    "bps1:-DDECODE_BLOCKS_PER_SM=1"
-    "bps4:-DDECODE_BLOCKS_PER_SM=4"
-    "s4:-DDECODE_BC=64 -DDECODE_STAGES=4"
-    "ef:-DDECODE_L2=1"
-    "pf:-DDECODE_L2=2"
-    "efpf:-DDECODE_L2=3"
-    "efbps4:-DDECODE_L2=1 -DDECODE_BLOCKS_PER_SM=4"
+    "nocl:-DDECODE_CLUSTER_MAX=1"
 )
 # Careful: s2 and s4 set Bc = 64 at D = 64 as well (the default there is 128); the D = 64 bar shape
 # is not among the variants' shapes.
@@ -79,8 +72,9 @@ build)
     make -s
     mkdir -p build/v15
     : >build/v15/ptxas.txt
-    patch -s -o build/v15/tma.cu steps/15_decode/attention.cu $X/tma.patch
-    patch -s -p1 -o build/v15/l2.cu steps/15_decode/attention.cu $X/l2.patch
+    # the patches apply to the step as it was before the cluster merge (b54ee1e), when named
+    case " ${VARIANTS[*]}" in *" tma:"*) patch -s -o build/v15/tma.cu steps/15_decode/attention.cu $X/tma.patch ;; esac
+    case "${VARIANTS[*]}" in *DECODE_L2*) patch -s -p1 -o build/v15/l2.cu steps/15_decode/attention.cu $X/l2.patch ;; esac
     for v in "${VARIANTS[@]}"; do
         name=${v%%:*} flags=${v#*:} src=steps/15_decode/attention.cu
         [ "$name" = tma ] && src=build/v15/tma.cu
