@@ -9,8 +9,8 @@
 # each small: racecheck is slow. A step that takes grouped-query attention (a 'GQA:' line in `attn
 # list`: steps 00 and 14 on) also gets two shapes with fewer K/V heads (--shape's sixth field).
 # A decode step (an 'Nq: 1-16 only' line in `attn list`: step 15) runs instead the decode shapes
-# below, which reach its paths: one split, a few (merged in a cluster) and many (the combine
-# kernel), 16, 32 and 64-row tiles and two row tiles, ragged Nk, causal.
+# below, which reach its paths: one split and many (the combine kernel), 16, 32 and 64-row tiles
+# and two row tiles, ragged Nk, causal.
 # TOOLS="memcheck racecheck" runs only those tools (so that several copies can share the work).
 # Exit status 1 if any tool reports an error.
 #   bench/sanitize.sh 03 04 05 > sanitize.txt
@@ -36,12 +36,12 @@ gqa_shapes=(
     "1,8,200,130,64,2"            # groups of 4: each block walks 4 heads of 2 query tiles
 )
 decode_shapes=(
-    "1,8,1,1000,128,2"            # groups of 4, one query: 8 splits of 2 key tiles in a cluster, the last ragged
-    "1,4,5,100,64,1"              # multi-query, 20 rows (2 x 2 warps), one key tile, one split: O written directly
-    "1,8,16,200,128,1"            # 128 rows: two row tiles of 64 (4 x 1 warps), 4 splits each in clusters of 4
-    "1,8,16,3000,128,1"           # the same with 47 splits of one key tile each: the combine
+    "1,8,1,1000,128,2"            # groups of 4, one query: 16 splits of one key tile, the last ragged
+    "1,4,5,300,64,1"              # multi-query, 20 rows (2 x 2 warps), one split: O written directly
+    "1,8,16,200,128,1"            # 128 rows: two row tiles of 64 (4 x 1 warps), one split
+    "1,8,16,2000,128,1"           # the same with 32 splits of one key tile each
     "2,4,16,4097,64 --causal"     # causal: keys 0 .. 15 only, one tile, one split
-    "1,16,3,3000,128,2"           # 24 rows, 47 splits of one key tile, the last ragged (56 keys): the combine
+    "1,16,3,3000,128,2"           # 24 rows, 47 splits of one key tile, the last ragged (56 keys)
 )
 all=($(build/attn list 2>/dev/null | awk '$1 ~ /^[0-9][0-9]_/ { print substr($1, 1, 2) }'))
 [ $# -gt 0 ] || set -- "${all[@]}"

@@ -106,8 +106,8 @@ static const struct { grid_shape s; int hkv; } gqa_shapes[] = {
  * on any GPU a shape of 1024 work tiles or more gets one split, no workspace). Causal (top-left)
  * rows see keys 0 .. i only: one key tile, one split. */
 static const struct { grid_shape s; int hkv; } decode_shapes[] = {
-    /* groups of 4, one query: 4 rows of a 16-row tile; Nk ragged (15 x 64 + 40): 8 splits of
-     * two key tiles, merged in their cluster, the last tile ragged */
+    /* groups of 4, one query: 4 rows of a 16-row tile; Nk ragged (15 x 64 + 40): 16 splits of
+     * one key tile each, the last ragged */
     {{1, 8, 1, 1000, 128, BF16}, 2},
     /* multi-head (g = 1), 16 queries: one full 16-row tile; D = 64, Nk = 32 x 128 + 1: the last
      * split's last tile holds one key */
@@ -116,14 +116,14 @@ static const struct { grid_shape s; int hkv; } decode_shapes[] = {
      * of 4 key tiles, merged by the combine */
     {{1, 16, 3, 33000, 128, BF16}, 2},
     /* multi-query over 8 heads x 16 queries: 128 rows, two row tiles of 64 reading the same keys,
-     * 8 splits each (clusters of 8) */
+     * 32 splits */
     {{1, 8, 16, 2000, 128, BF16}, 1},
     /* multi-query over 4 heads x 5 queries: 20 rows of 32 (2 x 2 warps) at D = 64, 3 key tiles,
-     * 3 splits of one (a cluster of 3) */
+     * one split (a split would cost more than it saves) */
     {{1, 4, 5, 300, 64, BF16}, 1},
     /* groups of 4 x 16 queries: a full 64-row tile (4 x 1 warps) at D = 64 */
     {{2, 8, 16, 1000, 64, BF16}, 2},
-    /* groups of 4 x 7 queries: 28 rows of 32; Nk = 777: 7 splits of 2 key tiles, the last ragged */
+    /* groups of 4 x 7 queries: 28 rows of 32; Nk = 777 */
     {{1, 12, 7, 777, 128, BF16}, 3},
     /* multi-head, one query, Nk = 4097 at D = 128: 65 key tiles in 13 splits of 5, the last
      * tile one key */

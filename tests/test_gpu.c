@@ -647,11 +647,11 @@ Test(gpu, top_step_two_problems_on_two_streams, .timeout = 600)
     }
 }
 
-/* Step 15 (decode): the same bits on every call, with its splits merged in a fixed order (in
- * their cluster, or by the combine kernel), and within the bounds of the fp64 reference, on far
- * inputs; on an H200's 132 SMs the shapes cut the keys into 16 splits (16 work tiles of 64 key
- * tiles: the combine), 32 (8 work tiles, 16 rows each: the combine), one (1024 work tiles: O
- * written directly, no workspace) and 4 (64 work tiles of 16 rows: clusters of 4). */
+/* Step 15 (decode): the same bits on every call, with its splits merged by the combine kernel in
+ * a fixed order, and within the bounds of the fp64 reference, on far inputs; on an H200's 132 SMs
+ * the shapes cut the keys into 16 splits (16 work tiles of 64 key tiles), 32 (8 work tiles, 16
+ * rows each), one (1024 work tiles: O written directly, no workspace) and 4 (64 work tiles of
+ * 16 rows: the bar shape with 4 queries, 2048 keys). */
 Test(gpu, step15_decode_is_repeatable_and_right, .timeout = 300)
 {
     need_gpu();

@@ -13,19 +13,14 @@
  *     the other heads of the group, but it runs B * H work tiles of one row each).
  *   - B * H_kv work tiles (64 at B = 8, H_kv = 8; 8 at B = 1) cannot fill 132 SMs, and one
  *     block cannot pull more than its share of HBM. So the keys are split: each of `splits`
- *     blocks of a work tile reads a range of whole key tiles into a partial (O_s, lse_s), and
- *     the partials of each row are merged by their lse. That is step 11's stream-K merge (two
- *     pieces of a work tile, one m and l each) made the rule: O = sum_s 2^(lse_s - M) O_s /
- *     sum_s 2^(lse_s - M), M = max_s lse_s. Where the merge runs: up to 8 splits (the portable
- *     cluster size) are one thread-block cluster, which Hopper runs at once on one GPC; each
- *     block keeps its partial in shared memory and, after a cluster barrier, merges a share of
- *     the rows reading the others' through distributed shared memory (DSMEM): no round trip
- *     through global memory and no second kernel. More splits (one long cache: 33 at B = 1,
- *     Nk = 131072) write their partials to the workspace, and a second, small kernel merges them
+ *     blocks of a work tile reads a range of whole key tiles and writes a partial (O, lse) to
+ *     the workspace; a second, small kernel merges the partials of each row by their lse
  *     (launched behind the first with programmatic dependent launch, so that its launch
- *     overlaps the first one's end). splits is chosen per problem so that B * H_kv * splits
- *     blocks fill the GPU in whole waves (choose_splits); splits == 1 (enough work tiles
- *     already) writes O directly and skips the merge.
+ *     overlaps the first one's end). That
+ *     is step 11's stream-K merge (two pieces of a work tile, one m and l each) made the rule:
+ *     O = sum_s 2^(lse_s - M) O_s / sum_s 2^(lse_s - M), M = max_s lse_s. splits is chosen per
+ *     problem so that B * H_kv * splits blocks fill the GPU in whole waves (choose_splits);
+ *     splits == 1 (enough work tiles already) writes O directly and skips the merge.
  * Inside a block: 4 warps, each 16 rows (one m16 slice) x a quarter, half or all of every key
  * tile (warps_n = 4, 2, 1 for g * Nq <= 16, 32, 64 rows), each with its own online softmax; at
  * the end the warps' (m, l, O) are merged through shared memory, the same merge again. K and V
@@ -55,15 +50,13 @@
  * general forward is step 14. g * Nq > 64 rows take several row tiles (blocks) per K/V head,
  * each reading K and V (together, from L2 after the first). Workspace: the partials, (D + 1)
  * floats per row per split, for splits up to what 1024 blocks allow (0 when one split is all a
- * problem can have; the splits merged in a cluster leave it unused). Hopper only (clusters and
- * DSMEM, griddepcontrol; built for sm_90a like steps 07-14, though it uses neither TMA, wgmma
- * nor setmaxnreg). Shared memory:
+ * problem can have). Hopper only (griddepcontrol, the programmatic dependent launch; built for
+ * sm_90a like steps 07-14, though it uses neither TMA, wgmma nor setmaxnreg). Shared memory:
  * (rows + 3 stages x 2 x Bc) x D x 2 bytes, 98-112 KB per block: two blocks per SM, except
  * 64-row tiles at D = 128 (112 KB), one.
  * Build-time knobs, for experiments (bench/experiments/15_decode/run.sh builds variants):
  * -DDECODE_BC=n -DDECODE_STAGES=n (the key tile and ring depth, both head dims), -DDECODE_SPLITS=n
- * (force n splits, within the workspace), -DDECODE_CLUSTER_MAX=n (splits merged in a cluster at
- * most, 1 to 8; 1: always the combine kernel), -DDECODE_BLOCKS_PER_SM=n (the waves choose_splits
+ * (force n splits, within the workspace), -DDECODE_BLOCKS_PER_SM=n (the waves choose_splits
  * fills; default: the occupancy), -DDECODE_MIN_BLOCKS=n (blocks per SM the registers allow: 2).
  *
  * Run:  build/attn run --step 15 --shape 8,32,1,32768,128,8 --dtype bf16
@@ -114,19 +107,11 @@ template <int WM> struct warp_grid {
  * [WN][BM][D + 8] fp32 (8 floats of padding: rows g and g + 4 of a fragment land on other banks). */
 constexpr int smem_bytes(int D, int BM, tiles t) { return (BM * D + t.stages * 2 * t.Bc * D) * 2; }
 constexpr int merge_bytes(int D) { return (3 * MAX_ROWS + MAX_ROWS * (D + 8)) * 4; }
-/* Splits merged in a cluster (2 to CLUSTER_MAX of them, the portable cluster size): after the
- * warps' merge, the block keeps its O_s [BM][D] fp32 and the splits' weights [CLUSTER_MAX][BM]
- * in the ring too, for the other blocks of the cluster to read. */
-#ifndef DECODE_CLUSTER_MAX
-#define DECODE_CLUSTER_MAX 8     /* splits merged in a cluster at most (1: always the combine) */
-#endif
-constexpr int CLUSTER_MAX = DECODE_CLUSTER_MAX;
-constexpr int cluster_bytes(int D) { return merge_bytes(D) + (MAX_ROWS * D + CLUSTER_MAX * MAX_ROWS) * 4; }
 constexpr int kSmemMax = 227 * 1024;
 constexpr bool tiles_ok(int D, tiles t)
 {
     return t.Bc >= 64 && t.Bc % 64 == 0 && t.stages >= 2 &&
-           t.stages * 2 * t.Bc * D * 2 >= cluster_bytes(D) &&
+           t.stages * 2 * t.Bc * D * 2 >= merge_bytes(D) &&
            smem_bytes(D, MAX_ROWS, t) <= kSmemMax;
 }
 
@@ -185,36 +170,6 @@ __device__ __forceinline__ void griddep_launch_dependents()
 __device__ __forceinline__ void griddep_wait()
 {
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
-}
-
-/* Thread-block clusters (sm_90): the blocks of a cluster run at once on one GPC and each can read
- * the others' shared memory (distributed shared memory, DSMEM). cluster_sync is a barrier of all
- * their threads whose release/acquire makes each block's shared-memory writes before it visible
- * to the others after it; cluster_addr maps an address of this block's shared memory to the same
- * address in block `rank` of the cluster, for ld.shared::cluster. */
-__device__ __forceinline__ void cluster_sync()
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;\n"
-                 "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ uint32_t cluster_addr(uint32_t addr, int rank)
-{
-    uint32_t r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
-    return r;
-}
-__device__ __forceinline__ float ld_cluster(uint32_t addr)
-{
-    float x;
-    asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(x) : "r"(addr) : "memory");
-    return x;
-}
-__device__ __forceinline__ float4 ld_cluster4(uint32_t addr)
-{
-    float4 x;
-    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                 : "=f"(x.x), "=f"(x.y), "=f"(x.z), "=f"(x.w) : "r"(addr) : "memory");
-    return x;
 }
 
 /* ------------------------------------------------------------------------ the split kernel */
@@ -310,9 +265,8 @@ __device__ __forceinline__ void pv(float (&o)[D / 8][4], const float (&s)[KW / 8
 /* The warps' merge and the store. Each warp holds (m, l, O) over its slice of the keys; the
  * block's result is the softmax merge of the WN slices, per row: M = max m_w, factor_w =
  * 2^(m_w - M) / L with L = sum_w l_w 2^(m_w - M). Then splits == 1: O (bf16) and lse (natural
- * log) are final; else the split's normalised O_s (fp32) and lse_s = M + log2 L (log2 units) are
- * merged with the other splits': by the blocks of its cluster (up to CLUSTER_MAX splits), or by
- * decode_combine from the workspace. Runs after the ring is drained: it reuses its memory. */
+ * log) are final; else the split's normalised O_s (fp32) and lse_s = M + log2 L (log2 units) go to
+ * the workspace for decode_combine. Runs after the ring is drained: it reuses its memory. */
 template <int D, int WM>
 __device__ __forceinline__ void merge_and_store(unsigned char *ring, const decode_args &a,
                                                 const float (&o)[D / 8][4], const float (&m)[2],
@@ -323,9 +277,6 @@ __device__ __forceinline__ void merge_and_store(unsigned char *ring, const decod
     float *lw = mw + MAX_ROWS;                      /* [WN][BM] l */
     float *row_lse2 = lw + MAX_ROWS;                /* [BM] */
     float *ow = row_lse2 + MAX_ROWS;                /* [WN][BM][OS] */
-    float *os = ow + MAX_ROWS * OS;                 /* [BM][D]: O_s, splits in a cluster */
-    float *fs = os + MAX_ROWS * D;                  /* [CLUSTER_MAX][BM]: the splits' weights */
-    const bool in_cluster = a.splits > 1 && a.splits <= CLUSTER_MAX;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int wm = warp / WN, wn = warp % WN;
 #pragma unroll
@@ -377,8 +328,6 @@ __device__ __forceinline__ void merge_and_store(unsigned char *ring, const decod
         if (a.splits == 1) {
             const uint2 b = make_uint2(pack_bf16(x.x, x.y), pack_bf16(x.z, x.w));
             *reinterpret_cast<uint2 *>(a.O + (row0 + r) * D + c) = b;
-        } else if (in_cluster) {
-            *reinterpret_cast<float4 *>(&os[r * D + c]) = x;
         } else {
             *reinterpret_cast<float4 *>(a.part_o + ((row0 + r) * a.splits + split) * D + c) = x;
         }
@@ -386,63 +335,13 @@ __device__ __forceinline__ void merge_and_store(unsigned char *ring, const decod
     if (threadIdx.x < rows) {
         if (a.splits == 1)
             a.lse[row0 + threadIdx.x] = row_lse2[threadIdx.x] * LN2;
-        else if (!in_cluster)
+        else
             a.part_lse[(row0 + threadIdx.x) * a.splits + split] = row_lse2[threadIdx.x];
     }
-    if (!in_cluster)
-        return;
-
-    /* The splits' merge in their cluster (block `split` is the cluster's block of that rank): once
-     * every block holds its O_s and lse_s, each takes the rows' weights from all the lse_s, then
-     * merges a 1/splits share of the rows' elements, reading the other blocks' O_s through DSMEM
-     * in split order (the same bits on every run), and writes O; split 0 writes lse. */
-    cluster_sync();
-    const int S = a.splits;
-    const uint32_t lse_at = smem_u32(row_lse2), os_at = smem_u32(os);
-    for (int r = threadIdx.x; r < rows; r += THREADS) {
-        float w[CLUSTER_MAX], M = -INFINITY;
-#pragma unroll
-        for (int s = 0; s < CLUSTER_MAX; s++)
-            if (s < S) {
-                w[s] = ld_cluster(cluster_addr(lse_at + 4 * r, s));
-                M = fmaxf(M, w[s]);
-            }
-        const float M_use = M == -INFINITY ? 0.f : M;
-        float L = 0.f;
-#pragma unroll
-        for (int s = 0; s < CLUSTER_MAX; s++)
-            if (s < S) {
-                w[s] = ex2_approx(w[s] - M_use);
-                L += w[s];
-            }
-        const float inv = L > 0.f ? 1.f / L : 0.f;
-#pragma unroll
-        for (int s = 0; s < CLUSTER_MAX; s++)
-            if (s < S)
-                fs[s * BM + r] = w[s] * inv;
-        if (split == 0)
-            a.lse[row0 + r] = (M_use + log2f(L)) * LN2;
-    }
-    __syncthreads();
-    for (int i = split * THREADS + threadIdx.x; i < rows * (D / 4); i += S * THREADS) {
-        const int r = i / (D / 4), c = 4 * (i % (D / 4));
-        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-        for (int s = 0; s < CLUSTER_MAX; s++)
-            if (s < S) {
-                const float fw = fs[s * BM + r];
-                const float4 y = ld_cluster4(cluster_addr(os_at + 4 * (r * D + c), s));
-                x.x += fw * y.x, x.y += fw * y.y, x.z += fw * y.z, x.w += fw * y.w;
-            }
-        *reinterpret_cast<uint2 *>(a.O + (row0 + r) * D + c) =
-            make_uint2(pack_bf16(x.x, x.y), pack_bf16(x.z, x.w));
-    }
-    cluster_sync();   /* no block leaves while another may still read its shared memory */
 }
 
-/* grid: B*H_kv * n_rt * splits blocks, split fastest (a cluster is one work tile's splits), then
- * row tile (the blocks that share a K/V range run together, so the second row tile's K and V
- * come from L2), then K/V head. */
+/* grid: B*H_kv * splits * n_rt blocks, row tile fastest (the blocks that share a K/V range run
+ * together, so the second row tile's K and V come from L2), then split, then K/V head. */
 template <int D, int WM, int Bc, int STAGES>
 __global__ void __launch_bounds__(THREADS, DECODE_MIN_BLOCKS) decode_fwd(const decode_args a)
 {
@@ -455,9 +354,9 @@ __global__ void __launch_bounds__(THREADS, DECODE_MIN_BLOCKS) decode_fwd(const d
     const uint32_t sQ = smem_u32(smem);
     const uint32_t sKV = sQ + BM * D * 2;   /* stage s: K at sKV + 2s*TILE, V at + TILE */
 
-    const int split = blockIdx.x % a.splits;   /* = the block's rank in its cluster, if any */
-    const int rt = (blockIdx.x / a.splits) % a.n_rt;
-    const size_t unit = blockIdx.x / a.splits / a.n_rt;   /* K/V head b * H_kv + kvh */
+    const int rt = blockIdx.x % a.n_rt;
+    const int split = (blockIdx.x / a.n_rt) % a.splits;
+    const size_t unit = blockIdx.x / a.n_rt / a.splits;   /* K/V head b * H_kv + kvh */
     const int r0 = rt * BM;
     const bf16 *Q = a.Q + unit * a.R * D;
     const bf16 *K = a.K + unit * a.Nk * D, *V = a.V + unit * a.Nk * D;
@@ -467,10 +366,9 @@ __global__ void __launch_bounds__(THREADS, DECODE_MIN_BLOCKS) decode_fwd(const d
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int wm = warp / WN, wn = warp % WN;
 
-    /* The combine (launched after this kernel when the splits are more than a cluster) may start
-     * as soon as every block of this grid has started: its blocks then wait in
-     * griddepcontrol.wait, launched and resident, instead of being launched after the last block
-     * of this grid ends. */
+    /* The combine (launched after this kernel, when there are splits) may start as soon as every
+     * block of this grid has started: its blocks then wait in griddepcontrol.wait, launched and
+     * resident, instead of being launched after the last block of this grid ends. */
     griddep_launch_dependents();
 
     /* Prologue: Q (one group), then key tiles 0 .. STAGES-2 of the range (one group each). */
@@ -684,13 +582,12 @@ static size_t workspace_bytes(const attn_problem *p, int backward)
 }
 
 /* How many splits: each cut costs a block's start (its pipeline filling before the first tile
- * is computed, ~SPLIT_COST tiles' time) and, from 2 splits on, the merge: in a cluster
- * (~CLUSTER_COST), or from CLUSTER_MAX + 1 splits on the combine kernel (~COMBINE_COST). The
+ * is computed, ~SPLIT_COST tiles' time) and, from 2 splits on, the combine (~COMBINE_COST). The
  * blocks run in waves of `slots` (SMs x blocks per SM) of equal blocks; the time is waves x
  * (tiles per split + SPLIT_COST). H200 (264 slots), D = 128: 8,32,1,32768,128 with H_kv = 8 is
  * 64 work tiles x 512 key tiles: 4 splits of 128 (256 blocks, one wave); with H_kv = 32, 256
  * work tiles: 1 split (one wave already); B = 1, Nk = 131072: 8 x 2048: 33 splits of 63. */
-constexpr int SPLIT_COST = 2, CLUSTER_COST = 1, COMBINE_COST = 4;
+constexpr int SPLIT_COST = 2, COMBINE_COST = 4;
 static int choose_splits(long long work, int T, long long slots, int smax)
 {
     int best = 1;
@@ -700,8 +597,7 @@ static int choose_splits(long long work, int T, long long slots, int smax)
         if ((T + per - 1) / per != s)
             continue;   /* the same cut as a smaller s, with an empty split */
         const long long waves = (work * s + slots - 1) / slots;
-        const long long cost = waves * (per + SPLIT_COST) +
-                               (s == 1 ? 0 : s <= CLUSTER_MAX ? CLUSTER_COST : COMBINE_COST);
+        const long long cost = waves * (per + SPLIT_COST) + (s > 1 ? COMBINE_COST : 0);
         if (best_cost < 0 || cost < best_cost)
             best = s, best_cost = cost;
     }
@@ -759,21 +655,10 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
         a.R = rows_per_group(p), a.Nq = p->seq_q, a.Nk = p->seq_k, a.Nk_vis = keys_visible(p);
         a.n_rt = row_tiles(p), a.splits = splits, a.tiles_per_split = per, a.causal = p->causal;
         a.scale_log2 = p->scale * LOG2E;
-        /* 2 to CLUSTER_MAX splits: a cluster of `splits` blocks per work tile, merged there */
-        cudaLaunchConfig_t kc = {};
-        kc.gridDim = dim3((unsigned)(work * splits));
-        kc.blockDim = dim3(THREADS);
-        kc.dynamicSmemBytes = smem;
-        kc.stream = stream;
-        cudaLaunchAttribute cl[1];
-        cl[0].id = cudaLaunchAttributeClusterDimension;
-        cl[0].val.clusterDim.x = (unsigned)splits, cl[0].val.clusterDim.y = 1;
-        cl[0].val.clusterDim.z = 1;
-        kc.attrs = cl;
-        kc.numAttrs = splits > 1 && splits <= CLUSTER_MAX ? 1 : 0;
-        if (cudaLaunchKernelEx(&kc, kernel, a) != cudaSuccess)
+        kernel<<<(unsigned)(work * splits), THREADS, smem, stream>>>(a);
+        if (cudaGetLastError() != cudaSuccess)
             return ATTN_ERR_CUDA;
-        if (splits > CLUSTER_MAX) {   /* the combine, allowed to launch before the split kernel ends */
+        if (splits > 1) {   /* the combine, allowed to launch before the split kernel ends */
             cudaLaunchConfig_t cfg = {};
             cfg.gridDim = dim3((unsigned)rows);
             cfg.blockDim = dim3(THREADS);

@@ -25,12 +25,17 @@
 #                   installed; SDPA with enable_gqa=True where H_kv < H)
 #   variants  90 s  build/v15/ab: the variants below against each other, launch by launch, at
 #                   the seven AB_SHAPES, 2 rounds of 10, GB/s in the last column (VAR_SECS: its limit)
-#   ncu       2x60 s  Nsight Compute on base and ef: each kernel's duration and DRAM bytes read and
-#                   written, at 8,32,1,32768,128,8 and 8,32,1,32768,128, with the harness's L2
-#                   flush before each launch and ncu's cache control off (ncu.csv)
+#   ncu       60 s  Nsight Compute on base and cluster at 8,32,1,32768,128,8: each kernel's
+#                   duration, DRAM throughput, the SMs' active cycles (min, mean, max), and its
+#                   launch and occupancy sections (clusters: the most that run at once), with the
+#                   harness's L2 flush before each launch and ncu's cache control off (ncu.txt;
+#                   l2_run/'s ncu.csv came from this part as it was then: DRAM bytes of base, ef)
 # The variants (build-time knobs; the default is Bc = 64 keys at D = 128 / 128 at D = 64, 3
-# stages, two blocks per SM, splits by choose_splits):
+# stages, two blocks per SM, splits by choose_splits). VARIANTS below is cluster_run/'s; the
+# earlier runs' (their variants.csv) were base, sp1, bps1, bps4, s4, ef, pf, efpf, efbps4:
 #   base      the step as committed
+#   cluster   cluster.patch: up to 8 splits of a work tile launched as one thread-block cluster,
+#             their partials merged through distributed shared memory (no combine kernel)
 #   sp1       DECODE_SPLITS=1: no split-KV (what splitting the keys buys)
 #   bps1      DECODE_BLOCKS_PER_SM=1: splits chosen for one block per SM (half as many)
 #   bps4      DECODE_BLOCKS_PER_SM=4: twice as many splits, two waves of shorter blocks
@@ -45,7 +50,7 @@
 # `tma` when added to VARIANTS.
 # OUT receives: meta.txt (attn info, with hbm_peak_gbps, the commit, driver, torch), decode.csv
 # and peers_decode.csv (the sweep, for plots/draw.sh: bench/results/h200/ holds bars_run's),
-# check_decode.csv (attn check's rows), variants.csv (ab), ncu.csv, summary.txt (the six bar
+# check_decode.csv (attn check's rows), variants.csv (ab), ncu.txt, summary.txt (the six bar
 # shapes: step 15's GB/s, the best peer's, the ratio, the 4,300 GB/s bar where K and V exceed
 # 1e9 bytes: all but the one long cache, whose K and V are 0.54 GB; the other three GQA shapes
 # hold exactly 2^30 bytes, 1.07e9; and the check's and the sanitizer's verdicts), logs.tar.gz
@@ -59,7 +64,7 @@ NV="$NVCC -O3 -lineinfo -std=c++17 -shared -Xcompiler -fPIC,-Wall,-Wextra,-Werro
     -cudart shared -Xlinker -rpath=/usr/local/cuda/lib64 -Icommon -gencode arch=compute_90a,code=sm_90a"
 VARIANTS=(
     "base:"
-    "nocl:-DDECODE_CLUSTER_MAX=1"
+    "cluster:"
 )
 # Careful: s2 and s4 set Bc = 64 at D = 64 as well (the default there is 128); the D = 64 bar shape
 # is not among the variants' shapes.
@@ -72,12 +77,14 @@ build)
     make -s
     mkdir -p build/v15
     : >build/v15/ptxas.txt
-    # the patches apply to the step as it was before the cluster merge (b54ee1e), when named
+    # tma.patch and l2.patch apply to the step as it was at b54ee1e, cluster.patch to e7f24f2's
     case " ${VARIANTS[*]}" in *" tma:"*) patch -s -o build/v15/tma.cu steps/15_decode/attention.cu $X/tma.patch ;; esac
+    case " ${VARIANTS[*]}" in *" cluster:"*) patch -s -p1 -o build/v15/cluster.cu steps/15_decode/attention.cu $X/cluster.patch ;; esac
     case "${VARIANTS[*]}" in *DECODE_L2*) patch -s -p1 -o build/v15/l2.cu steps/15_decode/attention.cu $X/l2.patch ;; esac
     for v in "${VARIANTS[@]}"; do
         name=${v%%:*} flags=${v#*:} src=steps/15_decode/attention.cu
         [ "$name" = tma ] && src=build/v15/tma.cu
+        [ "$name" = cluster ] && src=build/v15/cluster.cu
         case $flags in *DECODE_L2*) src=build/v15/l2.cu ;; esac
         echo "== $name ($flags)" >>build/v15/ptxas.txt
         # shellcheck disable=SC2086
@@ -155,16 +162,14 @@ run)
             part variants ${VAR_SECS:-90} build/v15/ab --rounds 2 --reps 10 $AB_SHAPES $vs \
                 >"$out/variants.csv" 2>"$tmp/variants.log"
             ;;
-        ncu)   # DRAM bytes read and written by each kernel of base and ef, with the harness's L2
-               # flush (a memset of 2 x L2) before each launch and ncu's own cache control off
-            say "ncu: base and ef at 8,32,1,32768,128,8 and 8,32,1,32768,128"
-            for sh in 8,32,1,32768,128,8 8,32,1,32768,128; do
-                part ncu 60 ncu --clock-control none --cache-control none \
-                    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum \
-                    -k regex:decode --launch-skip 2 --launch-count 6 --csv \
-                    build/v15/ab --rounds 1 --reps 2 --shape $sh build/v15/base.so build/v15/ef.so \
-                    >>"$out/ncu.csv" 2>>"$tmp/ncu.log"
-            done
+        ncu)   # base against cluster: time, DRAM, the SMs' active cycles, launch and occupancy
+            say "ncu: base and cluster at 8,32,1,32768,128,8"
+            part ncu 60 ncu --clock-control none --cache-control none \
+                --section LaunchStats --section Occupancy \
+                --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__cycles_active.min,sm__cycles_active.avg,sm__cycles_active.max \
+                -k regex:decode_fwd --launch-skip 1 --launch-count 2 \
+                build/v15/ab --rounds 1 --reps 1 --shape 8,32,1,32768,128,8 build/v15/base.so build/v15/cluster.so \
+                >"$out/ncu.txt" 2>>"$tmp/ncu.log"
             ;;
         *) say "unknown part $p (check bench peers variants ncu)" ;;
         esac
