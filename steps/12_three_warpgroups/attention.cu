@@ -17,7 +17,7 @@
  *   - Where 192-row tiles are too few to run two rounds on the GPU (N <= 1024 at B*H = 32), the
  *     last round's idle SMs cost more than the third warpgroup gains: those problems keep step
  *     11's two warpgroups (few_tiles).
- * Two changes to what the machine code does with steps 10-11's loop, at every head dim, found by
+ * Three changes to what the machine code does with steps 10-11's loop, at every head dim, found by
  * reading this step's SASS beside FlashAttention-4's (bench/experiments/12_fa4_sass, 12_descriptors):
  *   - wgmma descriptors: issue_qk and issue_pv build one descriptor per operand tile and add
  *     each k-slice's offset as a constant, and the warpgroup's Q address comes from a warp-uniform
@@ -29,8 +29,12 @@
  *     (register-only code crosses wgmma.wait_group), so a warpgroup's softmax hid only behind
  *     the other warpgroup's turn. pin_softmax holds it between the two waits. S, P and O are then
  *     live at once, so D = 128 takes 160-key tiles at every N (176 would spill).
- *   Launch by launch against the step without them: +0.5-3.5 % at all eight bar shapes (each
- *   alone gains 1.7-2.5 % at D = 128 not causal, nothing elsewhere).
+ *   - The softmax's row max and row sum: online_softmax's four chains start from the tile's own
+ *     values, not from m and 0, so 14 instructions fewer a key tile (FMNMX, FADD): a D = 64
+ *     iteration 450 to 436 (FlashAttention-4's: 418).
+ *   Launch by launch at the eight bar shapes: the first two +0.5-3.5 % over the step without
+ *   them (each alone 1.7-2.5 % at D = 128 not causal, nothing elsewhere), the third +0.5-2.8 %
+ *   over the first two (bench/experiments/12_softmax_chains).
  *
  * Prediction (H200, bf16, D = 64, not causal): Nsight Compute has step 11's tensor pipe busy
  * 47 % of the time at N = 4096, FlashAttention-4's three-warpgroup kernel 53 %: matching it,
@@ -167,27 +171,36 @@ __device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2]
     }
 #pragma unroll
     for (int a = 0; a < 2; a++) {
-        /* four independent chains, not one of Bc/4: 8 warps per SM hide little latency */
-        float mq[4] = {m[a], m[a], m[a], m[a]};
+        /* four independent chains, not one of Bc/4: 8 warps per SM hide little latency. They
+         * start from the tile's own scores, and the old maximum joins once, at the end: Bc/2 + 2
+         * maxima a row, not Bc/2 + 5 (steps 07-11 start every chain from m) */
+        float mq[4];
 #pragma unroll
-        for (int j = 0; j < Bc / 8; j++)
+        for (int j = 0; j < 4; j++)
+            mq[j] = fmaxf(s[4 * j + 2 * a], s[4 * j + 2 * a + 1]);
+#pragma unroll
+        for (int j = 4; j < Bc / 8; j++)
             mq[j % 4] = fmaxf(mq[j % 4], fmaxf(s[4 * j + 2 * a], s[4 * j + 2 * a + 1]));
         float mx = fmaxf(fmaxf(mq[0], mq[1]), fmaxf(mq[2], mq[3]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        mx = fmaxf(mx, m[a]);
         /* mx is finite (key 0 is in the first tile and every row sees it); the guard keeps a
          * fully masked row out of -inf - -inf = NaN all the same. */
         const float mc = (mx == -INFINITY ? 0.f : mx) * c;
         alpha[a] = ex2_approx(m[a] * c - mc);   /* 0 on the first tile: m = -inf */
         m[a] = mx;
-        float sq[4] = {0.f, 0.f, 0.f, 0.f};
+        float sq[4];   /* the row sum's chains, each started by its first p: no 0 + p adds */
 #pragma unroll
         for (int j = 0; j < Bc / 8; j++)
 #pragma unroll
             for (int b = 0; b < 2; b++) {
                 const float p = ex2_approx(fmaf(s[4 * j + 2 * a + b], c, -mc));
                 s[4 * j + 2 * a + b] = p;
-                sq[j % 4] += p;
+                if (j < 2)
+                    sq[2 * j + b] = p;
+                else
+                    sq[(2 * j + b) % 4] += p;
             }
         l[a] = l[a] * alpha[a] + ((sq[0] + sq[1]) + (sq[2] + sq[3]));
     }

@@ -165,27 +165,36 @@ __device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2]
     }
 #pragma unroll
     for (int a = 0; a < 2; a++) {
-        /* four independent chains, not one of Bc/4: 8 warps per SM hide little latency */
-        float mq[4] = {m[a], m[a], m[a], m[a]};
+        /* four independent chains, not one of Bc/4: 8 warps per SM hide little latency. They
+         * start from the tile's own scores, and the old maximum joins once, at the end: Bc/2 + 2
+         * maxima a row, not Bc/2 + 5 (steps 07-11 start every chain from m) */
+        float mq[4];
 #pragma unroll
-        for (int j = 0; j < Bc / 8; j++)
+        for (int j = 0; j < 4; j++)
+            mq[j] = fmaxf(s[4 * j + 2 * a], s[4 * j + 2 * a + 1]);
+#pragma unroll
+        for (int j = 4; j < Bc / 8; j++)
             mq[j % 4] = fmaxf(mq[j % 4], fmaxf(s[4 * j + 2 * a], s[4 * j + 2 * a + 1]));
         float mx = fmaxf(fmaxf(mq[0], mq[1]), fmaxf(mq[2], mq[3]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        mx = fmaxf(mx, m[a]);
         /* mx is finite (key 0 is in the first tile and every row sees it); the guard keeps a
          * fully masked row out of -inf - -inf = NaN all the same. */
         const float mc = (mx == -INFINITY ? 0.f : mx) * c;
         alpha[a] = ex2_approx(m[a] * c - mc);   /* 0 on the first tile: m = -inf */
         m[a] = mx;
-        float sq[4] = {0.f, 0.f, 0.f, 0.f};
+        float sq[4];   /* the row sum's chains, each started by its first p: no 0 + p adds */
 #pragma unroll
         for (int j = 0; j < Bc / 8; j++)
 #pragma unroll
             for (int b = 0; b < 2; b++) {
                 const float p = ex2_approx(fmaf(s[4 * j + 2 * a + b], c, -mc));
                 s[4 * j + 2 * a + b] = p;
-                sq[j % 4] += p;
+                if (j < 2)
+                    sq[2 * j + b] = p;
+                else
+                    sq[(2 * j + b) % 4] += p;
             }
         l[a] = l[a] * alpha[a] + ((sq[0] + sq[1]) + (sq[2] + sq[3]));
     }
