@@ -168,8 +168,8 @@ __device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2]
 #pragma unroll
     for (int a = 0; a < 2; a++) {
         /* four independent chains, not one of Bc/4: 8 warps per SM hide little latency. They
-         * start from the tile's own scores, and the old maximum joins once, at the end: Bc/2 + 2
-         * maxima a row, not Bc/2 + 5 (steps 07-11 start every chain from m) */
+         * start from the tile's own scores, and the old maximum joins once, at the end: Bc/4 + 2
+         * maxima a row, not Bc/4 + 5 (steps 07-11 start every chain from m) */
         float mq[4];
 #pragma unroll
         for (int j = 0; j < 4; j++)
