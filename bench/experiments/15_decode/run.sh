@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Step 15 (decode) on the H200, one call. Runs, 2026-12-01, each in its folder here (README.md):
-# tma_run/, cp_async_run/, l2_run/, combine_run/, reps5_run/, bars_run/.
+# tma_run/, cp_async_run/, l2_run/, combine_run/, reps5_run/, bars_run/, cluster_run/, merge_run/.
 # Here (nvcc, no GPU):  bench/experiments/15_decode/run.sh build
 #   make, then the variants of step 15 below, each a build of steps/15_decode/attention.cu
 #   with build-time knobs (the step's header lists them; l2.patch adds DECODE_L2, tma.patch the
@@ -31,9 +31,14 @@
 #                   harness's L2 flush before each launch and ncu's cache control off (ncu.txt;
 #                   l2_run/'s ncu.csv came from this part as it was then: DRAM bytes of base, ef)
 # The variants (build-time knobs; the default is Bc = 64 keys at D = 128 / 128 at D = 64, 3
-# stages, two blocks per SM, splits by choose_splits). VARIANTS below is cluster_run/'s; the
-# earlier runs' (their variants.csv) were base, sp1, bps1, bps4, s4, ef, pf, efpf, efbps4:
+# stages, two blocks per SM, splits by choose_splits). VARIANTS below is merge_run/'s; the
+# earlier runs' (their variants.csv) were base, sp1, bps1, bps4, s4, ef, pf, efpf, efbps4, then
+# base and cluster:
 #   base      the step as committed
+#   combine   the step at 28f2377 (git show): the partials merged by a second kernel, launched
+#             behind the split kernel with programmatic dependent launch, one block per row
+#   memset    memset.patch: the counters zeroed by cudaMemsetAsync, the split kernel launched
+#             after it as usual, instead of the one-block zeroing kernel it may overlap
 #   cluster   cluster.patch: up to 8 splits of a work tile launched as one thread-block cluster,
 #             their partials merged through distributed shared memory (no combine kernel)
 #   sp1       DECODE_SPLITS=1: no split-KV (what splitting the keys buys)
@@ -64,7 +69,8 @@ NV="$NVCC -O3 -lineinfo -std=c++17 -shared -Xcompiler -fPIC,-Wall,-Wextra,-Werro
     -cudart shared -Xlinker -rpath=/usr/local/cuda/lib64 -Icommon -gencode arch=compute_90a,code=sm_90a"
 VARIANTS=(
     "base:"
-    "cluster:"
+    "combine:"
+    "memset:"
 )
 # Careful: s2 and s4 set Bc = 64 at D = 64 as well (the default there is 128); the D = 64 bar shape
 # is not among the variants' shapes.
@@ -77,14 +83,18 @@ build)
     make -s
     mkdir -p build/v15
     : >build/v15/ptxas.txt
-    # tma.patch and l2.patch apply to the step as it was at b54ee1e, cluster.patch to e7f24f2's
+    # tma.patch and l2.patch apply to the step as it was at b54ee1e, cluster.patch to e7f24f2's, memset.patch to the step with the counted merge
     case " ${VARIANTS[*]}" in *" tma:"*) patch -s -o build/v15/tma.cu steps/15_decode/attention.cu $X/tma.patch ;; esac
     case " ${VARIANTS[*]}" in *" cluster:"*) patch -s -p1 -o build/v15/cluster.cu steps/15_decode/attention.cu $X/cluster.patch ;; esac
+    case " ${VARIANTS[*]}" in *" combine:"*) git show 28f2377:steps/15_decode/attention.cu >build/v15/combine.cu ;; esac
+    case " ${VARIANTS[*]}" in *" memset:"*) patch -s -p1 -o build/v15/memset.cu steps/15_decode/attention.cu $X/memset.patch ;; esac
     case "${VARIANTS[*]}" in *DECODE_L2*) patch -s -p1 -o build/v15/l2.cu steps/15_decode/attention.cu $X/l2.patch ;; esac
     for v in "${VARIANTS[@]}"; do
         name=${v%%:*} flags=${v#*:} src=steps/15_decode/attention.cu
         [ "$name" = tma ] && src=build/v15/tma.cu
         [ "$name" = cluster ] && src=build/v15/cluster.cu
+        [ "$name" = combine ] && src=build/v15/combine.cu
+        [ "$name" = memset ] && src=build/v15/memset.cu
         case $flags in *DECODE_L2*) src=build/v15/l2.cu ;; esac
         echo "== $name ($flags)" >>build/v15/ptxas.txt
         # shellcheck disable=SC2086
