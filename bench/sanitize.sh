@@ -9,7 +9,7 @@
 # each small: racecheck is slow. A step that takes grouped-query attention (a 'GQA:' line in `attn
 # list`: steps 00 and 14 on) also gets two shapes with fewer K/V heads (--shape's sixth field).
 # A decode step (an 'Nq: 1-16 only' line in `attn list`: step 15) runs instead the decode shapes
-# below, which reach its paths: one split and many (the counted merge), 16, 32 and 64-row tiles
+# below, which reach its paths: one split and many (the combine kernel), 16, 32 and 64-row tiles
 # and two row tiles, ragged Nk, causal.
 # TOOLS="memcheck racecheck" runs only those tools (so that several copies can share the work).
 # Exit status 1 if any tool reports an error.

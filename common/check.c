@@ -113,7 +113,7 @@ static const struct { grid_shape s; int hkv; } decode_shapes[] = {
      * split's last tile holds one key */
     {{2, 4, 16, 4097, 64, BF16}, 4},
     /* groups of 8 x 3 queries: 24 rows (2 x 2 warps); Nk = 33000 (515 x 64 + 40): 129 splits
-     * of 4 key tiles, merged by the last of them to finish */
+     * of 4 key tiles, merged by the combine */
     {{1, 16, 3, 33000, 128, BF16}, 2},
     /* multi-query over 8 heads x 16 queries: 128 rows, two row tiles of 64 reading the same keys,
      * 32 splits */

@@ -647,7 +647,7 @@ Test(gpu, top_step_two_problems_on_two_streams, .timeout = 600)
     }
 }
 
-/* Step 15 (decode): the same bits on every call, with its splits merged by the last to finish in
+/* Step 15 (decode): the same bits on every call, with its splits merged by the combine kernel in
  * a fixed order, and within the bounds of the fp64 reference, on far inputs; on an H200's 132 SMs
  * the shapes cut the keys into 16 splits (16 work tiles of 64 key tiles), 32 (8 work tiles, 16
  * rows each), one (1024 work tiles: O written directly, no workspace) and 4 (64 work tiles of

@@ -14,12 +14,13 @@
  *   - B * H_kv work tiles (64 at B = 8, H_kv = 8; 8 at B = 1) cannot fill 132 SMs, and one
  *     block cannot pull more than its share of HBM. So the keys are split: each of `splits`
  *     blocks of a work tile reads a range of whole key tiles and writes a partial (O, lse) to
- *     the workspace, and the last of a work tile's blocks to finish (a counter per work tile)
- *     merges the partials of its rows by their lse. That is step 11's stream-K merge (two
- *     pieces of a work tile, one m and l each) made the rule: O = sum_s 2^(lse_s - M) O_s /
- *     sum_s 2^(lse_s - M), M = max_s lse_s. splits is chosen per problem so that B * H_kv *
- *     splits blocks fill the GPU in whole waves (choose_splits); splits == 1 (enough work
- *     tiles already) writes O directly and counts nothing.
+ *     the workspace; a second, small kernel merges the partials of each row by their lse
+ *     (launched behind the first with programmatic dependent launch, so that its launch
+ *     overlaps the first one's end). That
+ *     is step 11's stream-K merge (two pieces of a work tile, one m and l each) made the rule:
+ *     O = sum_s 2^(lse_s - M) O_s / sum_s 2^(lse_s - M), M = max_s lse_s. splits is chosen per
+ *     problem so that B * H_kv * splits blocks fill the GPU in whole waves (choose_splits);
+ *     splits == 1 (enough work tiles already) writes O directly and skips the merge.
  * Inside a block: 4 warps, each 16 rows (one m16 slice) x a quarter, half or all of every key
  * tile (warps_n = 4, 2, 1 for g * Nq <= 16, 32, 64 rows), each with its own online softmax; at
  * the end the warps' (m, l, O) are merged through shared memory, the same merge again. K and V
@@ -49,9 +50,8 @@
  * general forward is step 14. g * Nq > 64 rows take several row tiles (blocks) per K/V head,
  * each reading K and V (together, from L2 after the first). Workspace: the partials, (D + 1)
  * floats per row per split, for splits up to what 1024 blocks allow (0 when one split is all a
- * problem can have), and an int per work tile, the counters. Hopper only (griddepcontrol, the
- * programmatic dependent launch; built for sm_90a like steps 07-14, though it uses neither TMA,
- * wgmma nor setmaxnreg). Shared memory:
+ * problem can have). Hopper only (griddepcontrol, the programmatic dependent launch; built for
+ * sm_90a like steps 07-14, though it uses neither TMA, wgmma nor setmaxnreg). Shared memory:
  * (rows + 3 stages x 2 x Bc) x D x 2 bytes, 98-112 KB per block: two blocks per SM, except
  * 64-row tiles at D = 128 (112 KB), one.
  * Build-time knobs, for experiments (bench/experiments/15_decode/run.sh builds variants):
@@ -154,17 +154,15 @@ struct decode_args {
     bf16 *O;                 /* [B*H_kv, R, D] */
     float *lse;              /* [B*H_kv, R], natural log */
     float *part_o, *part_lse;   /* splits > 1: [rows, splits, D] and [rows, splits], log2 units */
-    int *done;               /* splits > 1: [B*H_kv * n_rt] splits finished per work tile */
     int R, Nq, Nk, Nk_vis, n_rt, splits, tiles_per_split, causal;
     float scale_log2;        /* scale * log2(e): scores in log2 units, exp2 in the loop */
 };
 
-/* Programmatic dependent launch (sm_90): the counters must be 0 before the split kernel counts,
- * and the workspace is undefined on entry, so a one-block kernel zeroes them first. Launched
- * behind it with cudaLaunchAttributeProgrammaticStreamSerialization, the split kernel starts as
- * soon as that block has run launch_dependents, not after it ends; its griddepcontrol.wait,
- * before the first count, then blocks until the zeroing has completed and is visible (long
- * since, by then). So the zeroing costs no gap on the stream, where a memset would. */
+/* Programmatic dependent launch (sm_90): the split kernel lets the combine, launched behind it
+ * on the stream with cudaLaunchAttributeProgrammaticStreamSerialization, start before it ends;
+ * the combine's griddepcontrol.wait then blocks until the split kernel has completed and its
+ * memory is visible. So the combine's launch overlaps the split kernel's last tiles instead of
+ * following them; what it computes is the same. */
 __device__ __forceinline__ void griddep_launch_dependents()
 {
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
@@ -264,19 +262,11 @@ __device__ __forceinline__ void pv(float (&o)[D / 8][4], const float (&s)[KW / 8
     }
 }
 
-/* The counters to 0 (the workspace is undefined on entry); the split kernel may start at once. */
-__global__ void __launch_bounds__(1024) decode_zero(int *done, int n)
-{
-    griddep_launch_dependents();
-    for (int i = threadIdx.x; i < n; i += blockDim.x)
-        done[i] = 0;
-}
-
 /* The warps' merge and the store. Each warp holds (m, l, O) over its slice of the keys; the
  * block's result is the softmax merge of the WN slices, per row: M = max m_w, factor_w =
  * 2^(m_w - M) / L with L = sum_w l_w 2^(m_w - M). Then splits == 1: O (bf16) and lse (natural
  * log) are final; else the split's normalised O_s (fp32) and lse_s = M + log2 L (log2 units) go to
- * the workspace for merge_splits. Runs after the ring is drained: it reuses its memory. */
+ * the workspace for decode_combine. Runs after the ring is drained: it reuses its memory. */
 template <int D, int WM>
 __device__ __forceinline__ void merge_and_store(unsigned char *ring, const decode_args &a,
                                                 const float (&o)[D / 8][4], const float (&m)[2],
@@ -350,68 +340,6 @@ __device__ __forceinline__ void merge_and_store(unsigned char *ring, const decod
     }
 }
 
-/* After its partials are written, a block counts itself done on its work tile's counter, and
- * the last of the tile's `splits` blocks to count merges their partials, row by row: the online
- * softmax once more, over the splits, each partial a "key" whose score is lse_s and whose value
- * is O_s (the same rule as merge_and_store's, taken one split at a time). The others' partials
- * are visible to that block: each block fences its writes before it counts, and the counting
- * thread fences after the count it reads; they are read through L2 (ld.cg). Thread i takes
- * features 4 (i % (D/4)) .. + 3 of row i / (D/4), ITEMS such, and loads a split's partials for
- * all of them before it adds them: ITEMS L2 reads in flight, not one. */
-template <int D, int BM>
-__device__ __forceinline__ void count_and_merge(const decode_args &a, int tile, size_t row0,
-                                                int rows)
-{
-    constexpr int C = D / 4, ITEMS = BM * C / THREADS;
-    static_assert(BM * C % THREADS == 0, "whole items per thread");
-    __shared__ int last;
-    __threadfence();   /* this block's partials, before its count */
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        griddep_wait();   /* decode_zero's zeros are visible */
-        last = atomicAdd(a.done + tile, 1) == a.splits - 1;
-        __threadfence();
-    }
-    __syncthreads();
-    if (!last)
-        return;
-    float M[ITEMS], L[ITEMS];
-    float4 x[ITEMS];
-#pragma unroll
-    for (int k = 0; k < ITEMS; k++)
-        M[k] = -INFINITY, L[k] = 0.f, x[k] = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 2
-    for (int s = 0; s < a.splits; s++)
-#pragma unroll
-        for (int k = 0; k < ITEMS; k++) {
-            const int i = threadIdx.x + k * THREADS, r = i / C, c = 4 * (i % C);
-            if (r < rows) {
-                const size_t row = row0 + r;
-                const float ls = __ldcg(a.part_lse + row * a.splits + s);
-                const float4 y =
-                    __ldcg(reinterpret_cast<const float4 *>(a.part_o + (row * a.splits + s) * D + c));
-                const float mn = fmaxf(M[k], ls), mu = mn == -INFINITY ? 0.f : mn;
-                const float alpha = ex2_approx(M[k] - mu), w = ex2_approx(ls - mu);
-                x[k].x = x[k].x * alpha + w * y.x, x[k].y = x[k].y * alpha + w * y.y;
-                x[k].z = x[k].z * alpha + w * y.z, x[k].w = x[k].w * alpha + w * y.w;
-                L[k] = L[k] * alpha + w;
-                M[k] = mn;
-            }
-        }
-#pragma unroll
-    for (int k = 0; k < ITEMS; k++) {
-        const int i = threadIdx.x + k * THREADS, r = i / C, c = 4 * (i % C);
-        if (r < rows) {
-            const size_t row = row0 + r;
-            const float inv = L[k] > 0.f ? 1.f / L[k] : 0.f;
-            *reinterpret_cast<uint2 *>(a.O + row * D + c) =
-                make_uint2(pack_bf16(x[k].x * inv, x[k].y * inv), pack_bf16(x[k].z * inv, x[k].w * inv));
-            if (c == 0)
-                a.lse[row] = ((M[k] == -INFINITY ? 0.f : M[k]) + log2f(L[k])) * LN2;
-        }
-    }
-}
-
 /* grid: B*H_kv * splits * n_rt blocks, row tile fastest (the blocks that share a K/V range run
  * together, so the second row tile's K and V come from L2), then split, then K/V head. */
 template <int D, int WM, int Bc, int STAGES>
@@ -437,6 +365,11 @@ __global__ void __launch_bounds__(THREADS, DECODE_MIN_BLOCKS) decode_fwd(const d
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int wm = warp / WN, wn = warp % WN;
+
+    /* The combine (launched after this kernel, when there are splits) may start as soon as every
+     * block of this grid has started: its blocks then wait in griddepcontrol.wait, launched and
+     * resident, instead of being launched after the last block of this grid ends. */
+    griddep_launch_dependents();
 
     /* Prologue: Q (one group), then key tiles 0 .. STAGES-2 of the range (one group each). */
     load_tile<D, BM>(sQ, Q, r0, a.R);
@@ -498,8 +431,71 @@ __global__ void __launch_bounds__(THREADS, DECODE_MIN_BLOCKS) decode_fwd(const d
     cp_async_wait<0>();   /* only empty groups can be left */
     __syncthreads();      /* every warp is done with the ring: the merge reuses it */
     merge_and_store<D, WM>(smem + BM * D * 2, a, o, m, l, unit, r0, split);
-    if (a.splits > 1)
-        count_and_merge<D, BM>(a, (int)(unit * a.n_rt + rt), unit * a.R + r0, min(BM, a.R - r0));
+}
+
+/* ------------------------------------------------------------------------- the combine */
+
+/* One block per query row: the splits' partials (O_s normalised, lse_s in log2 units) merged
+ * by their lse, FlashDecoding's rule: M = max lse_s, w_s = 2^(lse_s - M),
+ * O = sum w_s O_s / sum w_s, lse = (M + log2 sum w_s) ln 2. Thread (sg, c) takes features
+ * 4c .. 4c + 3 of splits sg, sg + SG, ...; the SG groups' sums meet in shared memory. */
+template <int D>
+__global__ void __launch_bounds__(THREADS)
+decode_combine(const float *__restrict__ part_o, const float *__restrict__ part_lse,
+               bf16 *__restrict__ O, float *__restrict__ lse, int splits)
+{
+    constexpr int C = D / 4, SG = THREADS / C;
+    __shared__ float red[THREADS];
+    __shared__ float4 acc_s[SG][C];
+    __shared__ float l_s[SG];
+    const size_t row = blockIdx.x;
+    const float *pl = part_lse + row * splits;
+    const int c = threadIdx.x % C, sg = threadIdx.x / C;
+    griddep_wait();   /* the split kernel has ended and its partials are visible */
+
+    float M = -INFINITY;
+    for (int s = threadIdx.x; s < splits; s += THREADS)
+        M = fmaxf(M, pl[s]);
+    red[threadIdx.x] = M;
+    __syncthreads();
+    for (int w = THREADS / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w)
+            red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + w]);
+        __syncthreads();
+    }
+    M = red[0];
+    const float M_use = M == -INFINITY ? 0.f : M;
+
+    float L = 0.f;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 4
+    for (int s = sg; s < splits; s += SG) {
+        const float w = ex2_approx(pl[s] - M_use);
+        const float4 y = *reinterpret_cast<const float4 *>(part_o + (row * splits + s) * D + 4 * c);
+        L += w;
+        x.x += w * y.x, x.y += w * y.y, x.z += w * y.z, x.w += w * y.w;
+    }
+    acc_s[sg][c] = x;
+    if (c == 0)
+        l_s[sg] = L;
+    __syncthreads();
+    if (sg == 0) {
+        L = 0.f;
+#pragma unroll
+        for (int i = 0; i < SG; i++)
+            L += l_s[i];
+        x = acc_s[0][c];
+#pragma unroll
+        for (int i = 1; i < SG; i++) {
+            const float4 y = acc_s[i][c];
+            x.x += y.x, x.y += y.y, x.z += y.z, x.w += y.w;
+        }
+        const float inv = L > 0.f ? 1.f / L : 0.f;
+        *reinterpret_cast<uint2 *>(O + row * D + 4 * c) =
+            make_uint2(pack_bf16(x.x * inv, x.y * inv), pack_bf16(x.z * inv, x.w * inv));
+        if (c == 0)
+            lse[row] = (M_use + log2f(L)) * LN2;
+    }
 }
 
 /* ------------------------------------------------------------------------ launch wrapper */
@@ -572,8 +568,7 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
     return ATTN_OK;
 }
 
-/* The partials: (D + 1) floats per query row per split, O_s then lse_s, then a counter per work
- * tile; none at one split. */
+/* The partials: (D + 1) floats per query row per split, O_s then lse_s; none at one split. */
 static size_t workspace_bytes(const attn_problem *p, int backward)
 {
     const char *why;
@@ -583,17 +578,16 @@ static size_t workspace_bytes(const attn_problem *p, int backward)
     if (smax <= 1)
         return 0;
     const size_t rows = (size_t)p->batch * p->heads * p->seq_q;
-    return rows * (size_t)smax * (p->head_dim + 1) * sizeof(float) +
-           (size_t)work_tiles(p) * sizeof(int);
+    return rows * (size_t)smax * (p->head_dim + 1) * sizeof(float);
 }
 
 /* How many splits: each cut costs a block's start (its pipeline filling before the first tile
- * is computed, ~SPLIT_COST tiles' time) and, from 2 splits on, the merge (~MERGE_COST). The
+ * is computed, ~SPLIT_COST tiles' time) and, from 2 splits on, the combine (~COMBINE_COST). The
  * blocks run in waves of `slots` (SMs x blocks per SM) of equal blocks; the time is waves x
  * (tiles per split + SPLIT_COST). H200 (264 slots), D = 128: 8,32,1,32768,128 with H_kv = 8 is
  * 64 work tiles x 512 key tiles: 4 splits of 128 (256 blocks, one wave); with H_kv = 32, 256
  * work tiles: 1 split (one wave already); B = 1, Nk = 131072: 8 x 2048: 33 splits of 63. */
-constexpr int SPLIT_COST = 2, MERGE_COST = 4;
+constexpr int SPLIT_COST = 2, COMBINE_COST = 4;
 static int choose_splits(long long work, int T, long long slots, int smax)
 {
     int best = 1;
@@ -603,7 +597,7 @@ static int choose_splits(long long work, int T, long long slots, int smax)
         if ((T + per - 1) / per != s)
             continue;   /* the same cut as a smaller s, with an empty split */
         const long long waves = (work * s + slots - 1) / slots;
-        const long long cost = waves * (per + SPLIT_COST) + (s > 1 ? MERGE_COST : 0);
+        const long long cost = waves * (per + SPLIT_COST) + (s > 1 ? COMBINE_COST : 0);
         if (best_cost < 0 || cost < best_cost)
             best = s, best_cost = cost;
     }
@@ -658,28 +652,24 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
         a.O = (bf16 *)o, a.lse = lse;
         a.part_o = (float *)ws;
         a.part_lse = splits > 1 ? a.part_o + rows * splits * D : NULL;
-        a.done = splits > 1 ? reinterpret_cast<int *>(a.part_lse + rows * splits) : NULL;
         a.R = rows_per_group(p), a.Nq = p->seq_q, a.Nk = p->seq_k, a.Nk_vis = keys_visible(p);
         a.n_rt = row_tiles(p), a.splits = splits, a.tiles_per_split = per, a.causal = p->causal;
         a.scale_log2 = p->scale * LOG2E;
-        const unsigned blocks = (unsigned)(work * splits);
-        if (splits == 1) {
-            kernel<<<blocks, THREADS, smem, stream>>>(a);
-        } else {   /* the counters zeroed, then the split kernel, allowed to start before that ends */
-            decode_zero<<<1, 1024, 0, stream>>>(a.done, (int)work);
-            if (cudaGetLastError() != cudaSuccess)
-                return ATTN_ERR_CUDA;
+        kernel<<<(unsigned)(work * splits), THREADS, smem, stream>>>(a);
+        if (cudaGetLastError() != cudaSuccess)
+            return ATTN_ERR_CUDA;
+        if (splits > 1) {   /* the combine, allowed to launch before the split kernel ends */
             cudaLaunchConfig_t cfg = {};
-            cfg.gridDim = dim3(blocks);
+            cfg.gridDim = dim3((unsigned)rows);
             cfg.blockDim = dim3(THREADS);
-            cfg.dynamicSmemBytes = smem;
             cfg.stream = stream;
             cudaLaunchAttribute pdl[1];
             pdl[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
             pdl[0].val.programmaticStreamSerializationAllowed = 1;
             cfg.attrs = pdl;
             cfg.numAttrs = 1;
-            if (cudaLaunchKernelEx(&cfg, kernel, a) != cudaSuccess)
+            if (cudaLaunchKernelEx(&cfg, decode_combine<D>, (const float *)a.part_o,
+                                   (const float *)a.part_lse, (bf16 *)o, lse, splits) != cudaSuccess)
                 return ATTN_ERR_CUDA;
         }
         return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;

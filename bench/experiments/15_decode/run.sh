@@ -9,7 +9,7 @@
 # On the H200, carry build/steps, build/attn, build/v15, .device-libs, .git-sha (build/ whole is
 # over the 64 MiB a call carries when FlashAttention-4's wheels are in it):
 #   export LD_LIBRARY_PATH=$PWD/.device-libs; bash bench/experiments/15_decode/run.sh run $OUT
-# PARTS="check bench peers variants" (the default; "ncu" is a fifth part, run only when named)
+# PARTS="check bench peers variants" (the default; "vcheck" and "ncu" run only when named)
 # picks parts; each runs under its own timeout (a part cut short says so in log.txt and keeps
 # what it wrote: the decode sweep's biggest shapes come last, so a cut bench loses the B = 8
 # points at 64k-128k keys first):
@@ -25,6 +25,10 @@
 #                   installed; SDPA with enable_gqa=True where H_kv < H)
 #   variants  90 s  build/v15/ab: the variants below against each other, launch by launch, at
 #                   the seven AB_SHAPES, 2 rounds of 10, GB/s in the last column (VAR_SECS: its limit)
+#   vcheck   130 s  the variant $VCHECK (default merge) in step 15's place (ATTN_STEPS_DIR: a copy
+#                   of build/steps with build/v15/$VCHECK.so as 15_decode.so): its GPU test
+#                   (repeatable, within bounds, the workspace poisoned), attn check as in check,
+#                   and bench/sanitize.sh 15 (vcheck.txt in logs.tar.gz, verdicts in summary.txt)
 #   ncu       60 s  Nsight Compute on base and cluster at 8,32,1,32768,128,8: each kernel's
 #                   duration, DRAM throughput, the SMs' active cycles (min, mean, max), and its
 #                   launch and occupancy sections (clusters: the most that run at once), with the
@@ -34,11 +38,14 @@
 # stages, two blocks per SM, splits by choose_splits). VARIANTS below is merge_run/'s; the
 # earlier runs' (their variants.csv) were base, sp1, bps1, bps4, s4, ef, pf, efpf, efbps4, then
 # base and cluster:
-#   base      the step as committed
-#   combine   the step at 28f2377 (git show): the partials merged by a second kernel, launched
-#             behind the split kernel with programmatic dependent launch, one block per row
-#   memset    memset.patch: the counters zeroed by cudaMemsetAsync, the split kernel launched
-#             after it as usual, instead of the one-block zeroing kernel it may overlap
+#   base      the step as committed (the partials merged by decode_combine, a second kernel
+#             launched behind the split kernel with programmatic dependent launch, a block a row)
+#   merge     merge.patch: no combine kernel; the last of a work tile's blocks to finish (a
+#             counter per work tile, in the workspace) merges its splits, one online softmax
+#             over them; the counters zeroed by a one-block kernel that the split kernel,
+#             launched behind it with programmatic dependent launch, may overlap
+#   memset    merge.patch, then memset.patch: the counters zeroed by cudaMemsetAsync and the
+#             split kernel launched after it as usual
 #   cluster   cluster.patch: up to 8 splits of a work tile launched as one thread-block cluster,
 #             their partials merged through distributed shared memory (no combine kernel)
 #   sp1       DECODE_SPLITS=1: no split-KV (what splitting the keys buys)
@@ -69,7 +76,7 @@ NV="$NVCC -O3 -lineinfo -std=c++17 -shared -Xcompiler -fPIC,-Wall,-Wextra,-Werro
     -cudart shared -Xlinker -rpath=/usr/local/cuda/lib64 -Icommon -gencode arch=compute_90a,code=sm_90a"
 VARIANTS=(
     "base:"
-    "combine:"
+    "merge:"
     "memset:"
 )
 # Careful: s2 and s4 set Bc = 64 at D = 64 as well (the default there is 128); the D = 64 bar shape
@@ -83,17 +90,17 @@ build)
     make -s
     mkdir -p build/v15
     : >build/v15/ptxas.txt
-    # tma.patch and l2.patch apply to the step as it was at b54ee1e, cluster.patch to e7f24f2's, memset.patch to the step with the counted merge
+    # tma.patch and l2.patch apply to the step as it was at b54ee1e, cluster.patch to e7f24f2's, merge.patch to 28f2377's, memset.patch to merge.patch's result
     case " ${VARIANTS[*]}" in *" tma:"*) patch -s -o build/v15/tma.cu steps/15_decode/attention.cu $X/tma.patch ;; esac
     case " ${VARIANTS[*]}" in *" cluster:"*) patch -s -p1 -o build/v15/cluster.cu steps/15_decode/attention.cu $X/cluster.patch ;; esac
-    case " ${VARIANTS[*]}" in *" combine:"*) git show 28f2377:steps/15_decode/attention.cu >build/v15/combine.cu ;; esac
-    case " ${VARIANTS[*]}" in *" memset:"*) patch -s -p1 -o build/v15/memset.cu steps/15_decode/attention.cu $X/memset.patch ;; esac
+    case " ${VARIANTS[*]}" in *" merge:"* | *" memset:"*) patch -s -p1 -o build/v15/merge.cu steps/15_decode/attention.cu $X/merge.patch ;; esac
+    case " ${VARIANTS[*]}" in *" memset:"*) patch -s -p1 -o build/v15/memset.cu build/v15/merge.cu $X/memset.patch ;; esac
     case "${VARIANTS[*]}" in *DECODE_L2*) patch -s -p1 -o build/v15/l2.cu steps/15_decode/attention.cu $X/l2.patch ;; esac
     for v in "${VARIANTS[@]}"; do
         name=${v%%:*} flags=${v#*:} src=steps/15_decode/attention.cu
         [ "$name" = tma ] && src=build/v15/tma.cu
         [ "$name" = cluster ] && src=build/v15/cluster.cu
-        [ "$name" = combine ] && src=build/v15/combine.cu
+        [ "$name" = merge ] && src=build/v15/merge.cu
         [ "$name" = memset ] && src=build/v15/memset.cu
         case $flags in *DECODE_L2*) src=build/v15/l2.cu ;; esac
         echo "== $name ($flags)" >>build/v15/ptxas.txt
@@ -181,7 +188,22 @@ run)
                 build/v15/ab --rounds 1 --reps 1 --shape 8,32,1,32768,128,8 build/v15/base.so build/v15/cluster.so \
                 >"$out/ncu.txt" 2>>"$tmp/ncu.log"
             ;;
-        *) say "unknown part $p (check bench peers variants ncu)" ;;
+        vcheck)   # a variant checked as step 15: GPU test, attn check, sanitizers
+            vc=${VCHECK:-merge}
+            vdir=$(mktemp -d)/steps_$vc   # not under $tmp: tar takes all of $tmp
+            mkdir -p "$vdir"
+            for f in build/steps/*.so; do ln -s "$PWD/$f" "$vdir/"; done
+            rm -f "$vdir/15_decode.so" && cp "build/v15/$vc.so" "$vdir/15_decode.so"
+            say "vcheck: $vc as step 15: GPU test, attn check, sanitize"
+            {
+                ATTN_STEPS_DIR=$vdir timeout 60 build/tests/gpu --filter 'gpu/step15*' 2>&1 | tail -n 5
+                ATTN_STEPS_DIR=$vdir part vcheck 65 build/attn check --steps 15 --decode --forward \
+                    --csv "$tmp/vcheck_$vc.csv" 2>&1 | tail -n 6
+                ATTN_STEPS_DIR=$vdir TOOLS="memcheck racecheck synccheck" timeout 60 bench/sanitize.sh 15 2>&1
+            } >"$tmp/vcheck.txt" 2>&1
+            grep -E 'Synthesis|OK:|FAILED:' "$tmp/vcheck.txt" | tee -a "$log" >&2
+            ;;
+        *) say "unknown part $p (check bench peers variants vcheck ncu)" ;;
         esac
     done
     # summary: the six bar shapes, step 15 against the best peer, and the 90 % bar over 1 GB
@@ -216,6 +238,10 @@ run)
         grep -E '^1[45]_' "$tmp/check.txt" 2>/dev/null
         echo "sanitize: $(grep -c 'rc 0;' "$tmp/sanitize.txt" 2>/dev/null) clean of $(grep -c '^step ' "$tmp/sanitize.txt" 2>/dev/null) runs"
         grep '^step ' "$tmp/sanitize.txt" 2>/dev/null | grep -v 'rc 0;'
+        if [ -s "$tmp/vcheck.txt" ]; then
+            echo "vcheck (${VCHECK:-merge} as step 15): $(grep -E 'Synthesis|^(OK|FAILED):' "$tmp/vcheck.txt" | paste -sd' ')"
+            echo "  sanitize: $(grep -c 'rc 0;' "$tmp/vcheck.txt") clean of $(grep -c '^step ' "$tmp/vcheck.txt") runs"
+        fi
         if [ -s "$out/variants.csv" ]; then
             echo
             echo "variants: mean over rounds of GB/s, per build and shape"
