@@ -24,15 +24,18 @@
 #   (bench/experiments/15_decode/run.sh build makes it)
 # On the H200 (carry build/steps, build/attn, build/tests, build/v13d, build/v15, .device-libs,
 # .git-sha):  export LD_LIBRARY_PATH=$PWD/.device-libs; bash bench/experiments/13_bwd_descriptors/run.sh run $OUT
-#   ab       ~100 s  build/v15/ab --backward, every build below, launch by launch at the eight bar
+#   ab       ~170 s  build/v15/ab --backward, every build below, launch by launch at the eight bar
 #                    shapes (B = 4, H = 8), 3 rounds of 10 (ab.csv); then base:det against
-#                    mb:det at two shapes (ab_det.csv), the deterministic backward
+#                    mb:det at two shapes (ab_det.csv), the deterministic backward; then `attn
+#                    run --backward` of every build on three ragged shapes (quick.txt: each
+#                    build timed was checked)
 #   tests    ~300 s  with mb as step 13 and s14_mb as step 14 (ATTN_STEPS_DIR: a copy of
 #                    build/steps with those two in place): the whole GPU suite (the check grid's
 #                    four input kinds, steps 12-14 forward and backward, the deterministic
 #                    backward's repeatability), and beside it bench/sanitize.sh 13 14 in two
-#                    copies (memcheck + synccheck, racecheck), and `attn run --backward` of every
-#                    build on three ragged shapes (quick.txt: each build timed was checked)
+#                    copies (memcheck + synccheck, racecheck)
+# PARTS="ab tests" (the default) picks parts; ../12_mask_threshold/run.sh runs the same tests with
+# its forward change in steps 12-14 as well, so PARTS=ab here when both run in one session.
 # OUT receives ab.csv, ab_det.csv, summary.txt (the ratios to base per shape and build, the
 # tests' and sanitizers' verdicts) and logs.tar.gz (gpu_tests.txt, sanitize_*.txt, quick.txt,
 # ab.log, ptxas.txt).
@@ -127,14 +130,30 @@ run)
     tmp=$(mktemp -d)
     sha=$(cat .git-sha 2>/dev/null || git rev-parse --short HEAD 2>/dev/null)
     echo "commit $sha; $(nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv,noheader 2>/dev/null)" >"$tmp/log.txt"
+    parts=" ${PARTS:-ab tests} "
     vs=""
     for v in $BUILDS; do vs="$vs $B/$v.so"; done
+    if [[ $parts == *" ab "* ]]; then
     # shellcheck disable=SC2086
     timeout -k 5 200 build/v15/ab --backward --rounds 3 --reps 10 $SHAPES $vs >"$o/ab.csv" 2>"$tmp/ab.log"
     echo "ab rc $?" >>"$tmp/log.txt"
     timeout -k 5 60 build/v15/ab --backward --rounds 2 --reps 10 --shape 4,8,16384,16384,128 \
         --shape 4,8,4096,4096,64 $B/base.so:det $B/mb.so:det >"$o/ab_det.csv" 2>>"$tmp/ab.log"
     echo "ab_det rc $?" >>"$tmp/log.txt"
+    { for v in $BUILDS; do
+          vd=$(mktemp -d)/steps
+          mkdir -p "$vd"
+          ln -s "$PWD/build/steps/00_materialized.so" "$vd/"
+          cp $B/$v.so "$vd/13_backward_wgmma.so"
+          for s in "2,3,300,257,64" "1,4,1000,1000,64 --causal" "2,3,333,517,128 --causal"; do
+              echo "## $v: attn run --step 13 --backward --shape $s"
+              # shellcheck disable=SC2086
+              ATTN_STEPS_DIR=$vd timeout -k 5 60 build/attn run --step 13 --backward --shape $s --reps 2 2>&1 |
+                  grep -E "^(check|timed)|FAIL|rror"
+          done
+      done; } >"$tmp/quick.txt" 2>&1
+    fi
+    if [[ $parts == *" tests "* ]]; then
     # the candidate as steps 13 and 14, everything else as built
     sd=$(mktemp -d)/steps
     mkdir -p "$sd"
@@ -148,19 +167,8 @@ run)
         >"$tmp/sanitize_mem_sync.txt" 2>&1 &
     { ATTN_STEPS_DIR=$sd TOOLS="racecheck" timeout -k 5 330 bench/sanitize.sh 13 14; echo "[exit status $?]"; } \
         >"$tmp/sanitize_race.txt" 2>&1 &
-    { for v in $BUILDS; do
-          vd=$(mktemp -d)/steps
-          mkdir -p "$vd"
-          ln -s "$PWD/build/steps/00_materialized.so" "$vd/"
-          cp $B/$v.so "$vd/13_backward_wgmma.so"
-          for s in "2,3,300,257,64" "1,4,1000,1000,64 --causal" "2,3,333,517,128 --causal"; do
-              echo "## $v: attn run --step 13 --backward --shape $s"
-              # shellcheck disable=SC2086
-              ATTN_STEPS_DIR=$vd timeout -k 5 60 build/attn run --step 13 --backward --shape $s --reps 2 2>&1 |
-                  grep -E "^(check|timed)|FAIL|rror"
-          done
-      done; } >"$tmp/quick.txt" 2>&1 &
     wait
+    fi
     {
         echo "backward, time of each build over base's, launch by launch (ab.csv: 3 rounds; min-max over rounds)"
         awk -F'"' 'NR > 1 { split($1, a, ","); split($3, b, ","); v = a[1]; sub(/.*\//, "", v); sub(/\.so.*/, "", v)
@@ -170,8 +178,8 @@ run)
                                x = t[v, k, r] / t["base", k, r]; if (x < lo) lo = x; if (x > hi) hi = x }
                            printf "  %-24s %-9s %.3f-%.3f\n", k, v, lo, hi } }' "$o/ab.csv" | sort
         echo
-        echo "gpu tests: $(grep -E 'Synthesis' "$tmp/gpu_tests.txt")"
-        grep -E "^\[FAIL\]|CRASH" "$tmp/gpu_tests.txt" | head
+        [ -f "$tmp/gpu_tests.txt" ] && echo "gpu tests: $(grep -E "Synthesis" "$tmp/gpu_tests.txt")"
+        [ -f "$tmp/gpu_tests.txt" ] && grep -E "^\\[FAIL\\]|CRASH" "$tmp/gpu_tests.txt" | head
         for f in "$tmp"/sanitize_*.txt; do
             echo "$(basename "$f"): $(grep -c 'rc 0;' "$f") clean of $(grep -c '^step ' "$f") runs"
             grep '^step ' "$f" | grep -v 'rc 0;'
