@@ -24,7 +24,7 @@
 #   (bench/experiments/15_decode/run.sh build makes it)
 # On the H200 (carry build/steps, build/attn, build/tests, build/v13d, build/v15, .device-libs,
 # .git-sha):  export LD_LIBRARY_PATH=$PWD/.device-libs; bash bench/experiments/13_bwd_descriptors/run.sh run $OUT
-#   ab       ~170 s  build/v15/ab --backward, every build below, launch by launch at the eight bar
+#   ab       ~200 s  build/v15/ab --backward, every build below, launch by launch at the eight bar
 #                    shapes (B = 4, H = 8), 3 rounds of 10 (ab.csv); then base:det against
 #                    mb:det at two shapes (ab_det.csv), the deterministic backward; then `attn
 #                    run --backward` of every build on three ragged shapes (quick.txt: each
@@ -48,6 +48,10 @@
 #   mb_stm64  mb, D = 64 stores dS^T with stmatrix (DS_STMATRIX)
 #   mb_dk64   mb, D = 64 issues dK after dQ (DK_AFTER_DQ)
 #   mb_all64  mb, D = 64 with both, and the masked kernel everywhere
+#   mb_rows64 mb with ../13_dq_rows/rows.patch: dQ at D = 64 by query rows (each warpgroup 64 rows
+#             over all 128 keys: half the bytes reduced; 1.5-2 % faster at N = 4096 and 5.6 %
+#             slower at 16384 when tried on the step before; it spilled then, not now)
+#   mb_rowsdk64  mb_rows64 with dK after dQ at D = 64 (FlashAttention-4's order at D = 64)
 #   s14_mb    step 14 with desc.patch + mask.patch (the same hunks; for the tests)
 set -u
 cd "$(dirname "$0")/../../.."
@@ -56,7 +60,7 @@ B=build/v13d
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 NV="$NVCC -O3 -lineinfo -std=c++17 -shared -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings
     -cudart shared -Xlinker -rpath=/usr/local/cuda/lib64 -Icommon -gencode arch=compute_90a,code=sm_90a"
-BUILDS="base descu mb mb_u128 mb_m64 mb_stm64 mb_dk64 mb_all64"
+BUILDS="base descu mb mb_u128 mb_m64 mb_stm64 mb_dk64 mb_all64 mb_rows64 mb_rowsdk64"
 SHAPES="--shape 4,8,4096,4096,64 --shape 4,8,16384,16384,64 --shape 4,8,4096,4096,64,c
         --shape 4,8,16384,16384,64,c --shape 4,8,4096,4096,128 --shape 4,8,16384,16384,128
         --shape 4,8,4096,4096,128,c --shape 4,8,16384,16384,128,c"
@@ -79,6 +83,9 @@ build)
     flag $B/mb_all64.cu 64 DS_STMATRIX false true
     flag $B/mb_all64.cu 64 DK_AFTER_DQ false true
     flag $B/mb_all64.cu 64 UNMASKED true false
+    patch -s -p1 -o $B/mb_rows64.cu $B/mb.cu bench/experiments/13_dq_rows/rows.patch
+    cp $B/mb_rows64.cu $B/mb_rowsdk64.cu
+    flag $B/mb_rowsdk64.cu 64 DK_AFTER_DQ false true
     patch -s -p1 -o $B/s14_desc.cu steps/14_gqa/attention.cu $X/desc.patch
     patch -s -p1 -o $B/s14_mb.cu $B/s14_desc.cu $X/mask.patch
     rm -f $B/s14_desc.cu
@@ -93,32 +100,9 @@ build)
         awk '/Compiling entry function/ { k = $0; sub(/.*function ._Z[0-9]+/, "", k); sub(/EEv.*/, "", k); next }
              /spill stores/ { sp = $5 "/" $9 " B spilled (stored/loaded)" }
              /Used [0-9]+ registers/ && k ~ /^bwd_main/ { print "  " k ": " $5 " registers, " sp }' $B/$v.ptxas
-        # the loop over query tiles: the shortest backward branch around all 32 HGMMAs of a tile
+        # the loop over query tiles: one trip is a tile's 32 HGMMAs (bench/experiments/tools/sass_loop.py)
         if [ -x "$CUOBJDUMP" ]; then
-            "$CUOBJDUMP" -sass $B/$v.so | python3 -c '
-import re, sys
-best, f, ins = {}, None, []
-def done():
-    if f and "bwd_main" in f:
-        where = {a: i for i, (a, _) in enumerate(ins)}
-        for i, (a, t) in enumerate(ins):
-            m = re.search(r"BRA.*?0x([0-9a-f]+)", t)
-            if m and int(m.group(1), 16) < a and int(m.group(1), 16) in where:
-                body = ins[where[int(m.group(1), 16)]:i + 1]
-                if sum("HGMMA" in x for _, x in body) == 32:
-                    best[f] = min(best.get(f, 1 << 30), len(body))
-for line in sys.stdin:
-    m = re.search(r"Function : (\S+)", line)
-    if m:
-        done(); f, ins = m.group(1), []
-        continue
-    m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?);", line)
-    if m:
-        ins.append((int(m.group(1), 16), m.group(2)))
-done()
-for k, n in sorted(best.items()):
-    print("  %s: %d instructions a query tile (the loop, every path)" % (re.sub(r"EEv.*", "", re.sub(r"^_Z[0-9]+", "", k)), n))
-'
+            "$CUOBJDUMP" -sass $B/$v.so | python3 bench/experiments/tools/sass_loop.py bwd_main 32
         fi
     done >$B/ptxas.txt
     cat $B/ptxas.txt
