@@ -32,6 +32,7 @@
 # PARTS="ab tests" (the default) picks parts. OUT: ab.csv, summary.txt, logs.tar.gz.
 set -u
 cd "$(dirname "$0")/../../.."
+. bench/experiments/tools/candidates.sh
 X=bench/experiments/12_mask_threshold
 D=bench/experiments/13_bwd_descriptors
 B=build/v12m
@@ -64,9 +65,7 @@ build)
     CUOBJDUMP=${CUOBJDUMP:-$(command -v cuobjdump || echo /tmp/tools-venv/lib/python3.11/site-packages/nvidia/cu13/bin/cuobjdump)}
     for v in base thr cand13 cand14; do
         echo "== $v"
-        awk '/Compiling entry function/ { k = $0; sub(/.*function ._Z[0-9]+/, "", k); sub(/EEv.*/, "", k); next }
-             /spill stores/ { sp = $5 "/" $9 " B spilled (stored/loaded)" }
-             /Used [0-9]+ registers/ && k ~ /^(attention_fwd|bwd_main)/ { print "  " k ": " $5 " registers, " sp }' $B/$v.ptxas
+        ptxas_summary $B/$v.ptxas '^(attention_fwd|bwd_main)'
         if [ -x "$CUOBJDUMP" ]; then   # one trip: D/16 + Bc/16 wgmmas (forward), 32 (backward)
             "$CUOBJDUMP" -sass $B/$v.so >$B/$v.sass
             for k in "attention_fwdILi64ELi3ELi128 12" "attention_fwdILi64ELi2ELi192 16" \
@@ -93,39 +92,14 @@ run)
         echo "ab rc $?" >>"$tmp/log.txt"
     fi
     if [[ $parts == *" tests "* ]]; then
-        sd=$(mktemp -d)/steps
-        mkdir -p "$sd"
-        for f in build/steps/*.so; do ln -s "$PWD/$f" "$sd/"; done
-        rm -f "$sd/12_three_warpgroups.so" "$sd/13_backward_wgmma.so" "$sd/14_gqa.so"
-        cp $B/thr.so "$sd/12_three_warpgroups.so"
-        cp $B/cand13.so "$sd/13_backward_wgmma.so"
-        cp $B/cand14.so "$sd/14_gqa.so"
-        { echo "commit $sha; step 12 with thr.patch, 13 and 14 with thr.patch + ../13_bwd_descriptors' desc.patch and mask.patch"
-          ATTN_STEPS_DIR=$sd timeout -k 5 330 build/tests/gpu --verbose; echo "[exit status $?]"; } >"$tmp/gpu_tests.txt" 2>&1 &
-        { ATTN_STEPS_DIR=$sd TOOLS="memcheck synccheck" timeout -k 5 330 bench/sanitize.sh 12 13 14; echo "[exit status $?]"; } \
-            >"$tmp/sanitize_mem_sync.txt" 2>&1 &
-        { ATTN_STEPS_DIR=$sd TOOLS="racecheck" timeout -k 5 330 bench/sanitize.sh 12 13 14; echo "[exit status $?]"; } \
-            >"$tmp/sanitize_race.txt" 2>&1 &
-        wait
+        sd=$(steps_with 12_three_warpgroups=$B/thr.so 13_backward_wgmma=$B/cand13.so 14_gqa=$B/cand14.so)
+        echo "commit $sha; step 12 with thr.patch, 13 and 14 with thr.patch + ../13_bwd_descriptors' desc.patch and mask.patch" >"$tmp/gpu_tests.txt"
+        suite "$sd" "$tmp" 12 13 14
     fi
     {
-        if [ -s "$o/ab.csv" ]; then
-            echo "forward, thr's time over base's, launch by launch (ab.csv: 3 rounds; min-max over rounds)"
-            awk -F'"' 'NR > 1 { split($1, a, ","); split($3, b, ","); v = a[1]; sub(/.*\//, "", v); sub(/\.so.*/, "", v)
-                               k = $2 (b[2] == 1 ? " causal" : ""); t[v, k, b[3]] = b[4]; ks[k] = 1; rs[b[3]] = 1 }
-                     END { for (k in ks) { lo = 9; hi = 0
-                               for (r in rs) if (t["base", k, r] > 0 && t["thr", k, r] > 0) {
-                                   x = t["thr", k, r] / t["base", k, r]; if (x < lo) lo = x; if (x > hi) hi = x }
-                               printf "  %-24s %.3f-%.3f\n", k, lo, hi } }' "$o/ab.csv" | sort
-        fi
-        if [ -f "$tmp/gpu_tests.txt" ]; then
-            echo "gpu tests: $(grep -E 'Synthesis' "$tmp/gpu_tests.txt")"
-            grep -E '^\[FAIL\]|CRASH' "$tmp/gpu_tests.txt" | head
-            for f in "$tmp"/sanitize_*.txt; do
-                echo "$(basename "$f"): $(grep -c 'rc 0;' "$f") clean of $(grep -c '^step ' "$f") runs"
-                grep '^step ' "$f" | grep -v 'rc 0;'
-            done
-        fi
+        [ -s "$o/ab.csv" ] && echo "forward, thr's time over base's, launch by launch (ab.csv: 3 rounds; min-max over rounds)"
+        ab_ratios "$o/ab.csv"
+        suite_summary "$tmp"
     } >"$o/summary.txt" 2>&1
     cat "$o/summary.txt"
     cp $B/ptxas.txt "$tmp/" 2>/dev/null

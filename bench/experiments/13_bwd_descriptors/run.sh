@@ -55,6 +55,7 @@
 #   s14_mb    step 14 with desc.patch + mask.patch (the same hunks; for the tests)
 set -u
 cd "$(dirname "$0")/../../.."
+. bench/experiments/tools/candidates.sh
 X=bench/experiments/13_bwd_descriptors
 B=build/v13d
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
@@ -97,9 +98,7 @@ build)
     CUOBJDUMP=${CUOBJDUMP:-$(command -v cuobjdump || echo /tmp/tools-venv/lib/python3.11/site-packages/nvidia/cu13/bin/cuobjdump)}
     for v in $BUILDS s14_mb; do
         echo "== $v"
-        awk '/Compiling entry function/ { k = $0; sub(/.*function ._Z[0-9]+/, "", k); sub(/EEv.*/, "", k); next }
-             /spill stores/ { sp = $5 "/" $9 " B spilled (stored/loaded)" }
-             /Used [0-9]+ registers/ && k ~ /^bwd_main/ { print "  " k ": " $5 " registers, " sp }' $B/$v.ptxas
+        ptxas_summary $B/$v.ptxas '^bwd_main'
         # the loop over query tiles: one trip is a tile's 32 HGMMAs (bench/experiments/tools/sass_loop.py)
         if [ -x "$CUOBJDUMP" ]; then
             "$CUOBJDUMP" -sass $B/$v.so | python3 bench/experiments/tools/sass_loop.py bwd_main 32
@@ -118,56 +117,33 @@ run)
     vs=""
     for v in $BUILDS; do vs="$vs $B/$v.so"; done
     if [[ $parts == *" ab "* ]]; then
-    # shellcheck disable=SC2086
-    timeout -k 5 200 build/v15/ab --backward --rounds 3 --reps 10 $SHAPES $vs >"$o/ab.csv" 2>"$tmp/ab.log"
-    echo "ab rc $?" >>"$tmp/log.txt"
-    timeout -k 5 60 build/v15/ab --backward --rounds 2 --reps 10 --shape 4,8,16384,16384,128 \
-        --shape 4,8,4096,4096,64 $B/base.so:det $B/mb.so:det >"$o/ab_det.csv" 2>>"$tmp/ab.log"
-    echo "ab_det rc $?" >>"$tmp/log.txt"
-    { for v in $BUILDS; do
-          vd=$(mktemp -d)/steps
-          mkdir -p "$vd"
-          ln -s "$PWD/build/steps/00_materialized.so" "$vd/"
-          cp $B/$v.so "$vd/13_backward_wgmma.so"
-          for s in "2,3,300,257,64" "1,4,1000,1000,64 --causal" "2,3,333,517,128 --causal"; do
-              echo "## $v: attn run --step 13 --backward --shape $s"
-              # shellcheck disable=SC2086
-              ATTN_STEPS_DIR=$vd timeout -k 5 60 build/attn run --step 13 --backward --shape $s --reps 2 2>&1 |
-                  grep -E "^(check|timed)|FAIL|rror"
-          done
-      done; } >"$tmp/quick.txt" 2>&1
+        # shellcheck disable=SC2086
+        timeout -k 5 200 build/v15/ab --backward --rounds 3 --reps 10 $SHAPES $vs >"$o/ab.csv" 2>"$tmp/ab.log"
+        echo "ab rc $?" >>"$tmp/log.txt"
+        timeout -k 5 60 build/v15/ab --backward --rounds 2 --reps 10 --shape 4,8,16384,16384,128 \
+            --shape 4,8,4096,4096,64 $B/base.so:det $B/mb.so:det >"$o/ab_det.csv" 2>>"$tmp/ab.log"
+        echo "ab_det rc $?" >>"$tmp/log.txt"
+        { for v in $BUILDS; do
+              vd=$(steps_with 13_backward_wgmma=$B/$v.so)
+              for s in "2,3,300,257,64" "1,4,1000,1000,64 --causal" "2,3,333,517,128 --causal"; do
+                  echo "## $v: attn run --step 13 --backward --shape $s"
+                  # shellcheck disable=SC2086
+                  ATTN_STEPS_DIR=$vd timeout -k 5 60 build/attn run --step 13 --backward --shape $s --reps 2 2>&1 |
+                      grep -E "^(check|timed)|FAIL|rror"
+              done
+          done; } >"$tmp/quick.txt" 2>&1
     fi
     if [[ $parts == *" tests "* ]]; then
-    # the candidate as steps 13 and 14, everything else as built
-    sd=$(mktemp -d)/steps
-    mkdir -p "$sd"
-    for f in build/steps/*.so; do ln -s "$PWD/$f" "$sd/"; done
-    rm -f "$sd/13_backward_wgmma.so" "$sd/14_gqa.so"
-    cp $B/mb.so "$sd/13_backward_wgmma.so"
-    cp $B/s14_mb.so "$sd/14_gqa.so"
-    { echo "commit $sha, steps 13 and 14 with desc.patch + mask.patch"
-      ATTN_STEPS_DIR=$sd timeout -k 5 330 build/tests/gpu --verbose; echo "[exit status $?]"; } >"$tmp/gpu_tests.txt" 2>&1 &
-    { ATTN_STEPS_DIR=$sd TOOLS="memcheck synccheck" timeout -k 5 330 bench/sanitize.sh 13 14; echo "[exit status $?]"; } \
-        >"$tmp/sanitize_mem_sync.txt" 2>&1 &
-    { ATTN_STEPS_DIR=$sd TOOLS="racecheck" timeout -k 5 330 bench/sanitize.sh 13 14; echo "[exit status $?]"; } \
-        >"$tmp/sanitize_race.txt" 2>&1 &
-    wait
+        # the candidate as steps 13 and 14, everything else as built
+        sd=$(steps_with 13_backward_wgmma=$B/mb.so 14_gqa=$B/s14_mb.so)
+        echo "commit $sha, steps 13 and 14 with desc.patch + mask.patch" >"$tmp/gpu_tests.txt"
+        suite "$sd" "$tmp" 13 14
     fi
     {
         echo "backward, time of each build over base's, launch by launch (ab.csv: 3 rounds; min-max over rounds)"
-        awk -F'"' 'NR > 1 { split($1, a, ","); split($3, b, ","); v = a[1]; sub(/.*\//, "", v); sub(/\.so.*/, "", v)
-                           k = $2 (b[2] == 1 ? " causal" : ""); t[v, k, b[3]] = b[4]; vs[v] = 1; ks[k] = 1; rs[b[3]] = 1 }
-                 END { for (k in ks) for (v in vs) { lo = 9; hi = 0
-                           for (r in rs) if (t["base", k, r] > 0 && t[v, k, r] > 0) {
-                               x = t[v, k, r] / t["base", k, r]; if (x < lo) lo = x; if (x > hi) hi = x }
-                           printf "  %-24s %-9s %.3f-%.3f\n", k, v, lo, hi } }' "$o/ab.csv" | sort
+        ab_ratios "$o/ab.csv"
         echo
-        [ -f "$tmp/gpu_tests.txt" ] && echo "gpu tests: $(grep -E "Synthesis" "$tmp/gpu_tests.txt")"
-        [ -f "$tmp/gpu_tests.txt" ] && grep -E "^\\[FAIL\\]|CRASH" "$tmp/gpu_tests.txt" | head
-        for f in "$tmp"/sanitize_*.txt; do
-            echo "$(basename "$f"): $(grep -c 'rc 0;' "$f") clean of $(grep -c '^step ' "$f") runs"
-            grep '^step ' "$f" | grep -v 'rc 0;'
-        done
+        suite_summary "$tmp"
         echo "quick: $(grep -c PASS "$tmp/quick.txt") PASS, $(grep -c FAIL "$tmp/quick.txt") FAIL"
     } >"$o/summary.txt" 2>&1
     cat "$o/summary.txt"

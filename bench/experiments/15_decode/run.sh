@@ -69,6 +69,7 @@
 # (log.txt, check.txt, sanitize.txt, bench.log, peers.log, variants.log, ncu.log, ptxas.txt).
 set -u
 cd "$(dirname "$0")/../../.."
+. bench/experiments/tools/candidates.sh
 X=bench/experiments/15_decode
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 # step 15's flags (make step-flags STEP=15)
@@ -190,10 +191,7 @@ run)
             ;;
         vcheck)   # a variant checked as step 15: GPU test, attn check, sanitizers
             vc=${VCHECK:-merge}
-            vdir=$(mktemp -d)/steps_$vc   # not under $tmp: tar takes all of $tmp
-            mkdir -p "$vdir"
-            for f in build/steps/*.so; do ln -s "$PWD/$f" "$vdir/"; done
-            rm -f "$vdir/15_decode.so" && cp "build/v15/$vc.so" "$vdir/15_decode.so"
+            vdir=$(steps_with 15_decode=build/v15/$vc.so)   # not under $tmp: tar takes all of $tmp
             say "vcheck: $vc as step 15: GPU test, attn check, sanitize"
             {
                 ATTN_STEPS_DIR=$vdir timeout 60 build/tests/gpu --filter 'gpu/step15*' 2>&1 | tail -n 5

@@ -1,0 +1,63 @@
+# Sourced by the experiments' run.sh scripts (bash): builds of a step that wait for a GPU, checked
+# in the steps' place and timed against the step as committed.
+#   ptxas_summary FILE REGEX     registers and spills of the kernels whose names match REGEX, from
+#                                the output of nvcc -Xptxas -v in FILE
+#   steps_with NAME=SO ...       prints a new folder holding build/steps with each NAME.so (a step's
+#                                folder name) replaced by SO: for ATTN_STEPS_DIR
+#   suite DIR LOGS STEPS...      with ATTN_STEPS_DIR=DIR: the whole GPU suite, and beside it
+#                                bench/sanitize.sh STEPS in two copies (memcheck + synccheck,
+#                                racecheck), each under 330 s; logs LOGS/gpu_tests.txt,
+#                                LOGS/sanitize_mem_sync.txt, LOGS/sanitize_race.txt
+#   suite_summary LOGS           their verdicts, a few lines
+#   ab_ratios CSV                per shape and build of build/v15/ab's CSV, the build's time over
+#                                base.so's in the same round: the lowest and highest over rounds
+
+ptxas_summary() {
+    awk -v re="$2" '/Compiling entry function/ { k = $0; sub(/.*function ._Z[0-9]+/, "", k); sub(/EEv.*/, "", k); next }
+                    /spill stores/ { sp = $5 "/" $9 " B spilled (stored/loaded)" }
+                    /Used [0-9]+ registers/ && k ~ re { print "  " k ": " $5 " registers, " sp }' "$1"
+}
+
+steps_with() {
+    local d f
+    d=$(mktemp -d)/steps
+    mkdir -p "$d"
+    for f in build/steps/*.so; do ln -s "$PWD/$f" "$d/"; done
+    for f in "$@"; do
+        rm -f "$d/${f%%=*}.so"
+        cp "${f#*=}" "$d/${f%%=*}.so"
+    done
+    echo "$d"
+}
+
+suite() {
+    local d=$1 logs=$2
+    shift 2
+    { ATTN_STEPS_DIR=$d timeout -k 5 330 build/tests/gpu --verbose; echo "[exit status $?]"; } >>"$logs/gpu_tests.txt" 2>&1 &
+    { ATTN_STEPS_DIR=$d TOOLS="memcheck synccheck" timeout -k 5 330 bench/sanitize.sh "$@"; echo "[exit status $?]"; } \
+        >"$logs/sanitize_mem_sync.txt" 2>&1 &
+    { ATTN_STEPS_DIR=$d TOOLS="racecheck" timeout -k 5 330 bench/sanitize.sh "$@"; echo "[exit status $?]"; } \
+        >"$logs/sanitize_race.txt" 2>&1 &
+    wait
+}
+
+suite_summary() {
+    [ -f "$1/gpu_tests.txt" ] || return 0
+    echo "gpu tests: $(grep -E 'Synthesis' "$1/gpu_tests.txt")"
+    grep -E '^\[FAIL\]|CRASH' "$1/gpu_tests.txt" | head
+    local f
+    for f in "$1"/sanitize_*.txt; do
+        echo "$(basename "$f"): $(grep -c 'rc 0;' "$f") clean of $(grep -c '^step ' "$f") runs"
+        grep '^step ' "$f" | grep -v 'rc 0;'
+    done
+}
+
+ab_ratios() {
+    [ -s "$1" ] || return 0
+    awk -F'"' 'NR > 1 { split($1, a, ","); split($3, b, ","); v = a[1]; sub(/.*\//, "", v); sub(/\.so.*/, "", v)
+                       k = $2 (b[2] == 1 ? " causal" : ""); t[v, k, b[3]] = b[4]; vs[v] = 1; ks[k] = 1; rs[b[3]] = 1 }
+             END { for (k in ks) for (v in vs) if (v != "base") { lo = 9; hi = 0
+                       for (r in rs) if (t["base", k, r] > 0 && t[v, k, r] > 0) {
+                           x = t[v, k, r] / t["base", k, r]; if (x < lo) lo = x; if (x > hi) hi = x }
+                       printf "  %-24s %-12s %.3f-%.3f\n", k, v, lo, hi } }' "$1" | sort
+}
