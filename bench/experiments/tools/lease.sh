@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The three pending changes (../README.md, "Pending") measured in one lease of the H200: four
+# calls issued back to back, so that the machine stays warm and FlashAttention-4's parts, which
+# travel in two calls, meet in /tmp. No call waits on a decision: the last two time the candidates
+# in the steps' place, speculatively; their CSVs become canonical only for a change that calls 1
+# and 2 say to land (else they stay here as an experiment).
+# Here, before the calls:
+#   make && make tests; the three run.sh build; pack-libs; git rev-parse --short HEAD >.git-sha
+#   bash bench/experiments/tools/lease.sh pack     builds and libraries in .carry/b.txz (~6 MB),
+#                                                  FlashAttention-4's parts in build/fa4s1, build/fa4s2
+# On the H200, export LD_LIBRARY_PATH=$PWD/.device-libs first, then:
+#   call 1, carry .carry build/fa4s1:  lease.sh 1 $OUT   backward A/B (13_bwd_descriptors, PARTS=ab)
+#   call 2, carry .carry build/fa4s2:  lease.sh 2 $OUT   forward A/B, then the GPU suite and the
+#                                      sanitizers with every candidate in place (12_mask_threshold);
+#                                      FlashAttention-4 installed beside the suite
+#   call 3, carry .carry:              lease.sh 3 $OUT   the bars sweep: step 12's forward (thr) and
+#                                      step 13's backward (thr + desc + mask), then SDPA cuDNN and FA4
+#   call 4, carry .carry:              lease.sh 4 $OUT   decode: merge checked as step 15 (vcheck),
+#                                      the variants A/B, the decode sweep with merge as step 15, peers
+set -u
+cd "$(dirname "$0")/../../.."
+. bench/experiments/tools/candidates.sh
+case ${1:-} in
+pack)
+    set -e
+    mkdir -p .carry build/fa4s1 build/fa4s2
+    tar cf - build/steps build/attn build/tests build/v15 build/v13d build/v12m .device-libs .git-sha |
+        xz -T2 -6 >.carry/b.txz
+    a=out/fa4/a b=out/fa4/b
+    [ -f $a/cu13.part.aa ] || { cat build/fa4a1/aa.00 build/fa4a2/aa.01 >$a/cu13.part.aa 2>/dev/null || true; }
+    rm -f build/fa4s1/* build/fa4s2/*
+    # FlashAttention-4's 85 MB in two carries of under 64 MiB with the tree (9 MiB) and b.txz
+    split -b 29M $a/cu13.part.aa build/fa4s1/aa.
+    mv build/fa4s1/aa.ab build/fa4s2/
+    cp $b/cu13.part.ab $b/apache_tvm_ffi-*.whl build/fa4s1/
+    for f in $b/*.whl; do [ -f build/fa4s1/$(basename $f) ] || cp $f build/fa4s2/; done
+    du -sh .carry build/fa4s1 build/fa4s2
+    ;;
+unpack)   # on the H200: the builds, and this call's share of FlashAttention-4 in /tmp/fa4
+    tar xJf .carry/b.txz
+    mkdir -p /tmp/fa4/b
+    for d in build/fa4s1 build/fa4s2; do
+        [ -d $d ] || continue
+        for f in $d/*; do
+            case $f in */aa.*) cp $f /tmp/fa4/ ;; *) cp $f /tmp/fa4/b/ ;; esac
+        done
+    done
+    ls /tmp/fa4 /tmp/fa4/b | paste -sd' '
+    ;;
+1)
+    o=${2:?usage: lease.sh 1 OUT}
+    bash "$0" unpack
+    PARTS=ab bash bench/experiments/13_bwd_descriptors/run.sh run "$o/bwd"
+    ;;
+2)
+    o=${2:?usage: lease.sh 2 OUT}
+    bash "$0" unpack
+    PARTS=ab bash bench/experiments/12_mask_threshold/run.sh run "$o/fwd_ab"
+    {   # FlashAttention-4 for calls 3 and 4, on the CPU, while the suite runs
+        mkdir -p /tmp/fa4a && cat /tmp/fa4/aa.aa /tmp/fa4/aa.ab >/tmp/fa4a/cu13.part.aa &&
+            bash build/v15/fa4-install.sh /tmp/fa4/b /tmp/fa4a
+    } >"$o/fa4_install.txt" 2>&1 &
+    PARTS=tests bash bench/experiments/12_mask_threshold/run.sh run "$o/fwd_tests"
+    wait
+    tail -n 2 "$o/fa4_install.txt"
+    ;;
+3)
+    o=${2:?usage: lease.sh 3 OUT}
+    bash "$0" unpack
+    B=build/v12m
+    sd=$(steps_with 12_three_warpgroups=$B/thr.so 13_backward_wgmma=$B/cand13.so 14_gqa=$B/cand14.so)
+    sha=$(cat .git-sha)
+    sed 's/fwd,bwd/fwd/' bench/sweeps.txt >/tmp/sweeps_fwd
+    sed 's/fwd,bwd/bwd/' bench/sweeps.txt >/tmp/sweeps_bwd
+    {
+        echo "commit $sha; step 12 with 12_mask_threshold/thr.patch, step 13 with thr.patch + 13_bwd_descriptors/desc.patch + mask.patch"
+        ATTN_STEPS_DIR=$sd ATTN_SWEEPS_FILE=/tmp/sweeps_fwd ATTN_GIT_SHA=$sha timeout -k 5 150 \
+            build/attn bench --sweep bars --steps 12 --out /tmp/bars_fwd.csv
+        echo "forward rc $?"
+        ATTN_STEPS_DIR=$sd ATTN_SWEEPS_FILE=/tmp/sweeps_bwd ATTN_GIT_SHA=$sha timeout -k 5 150 \
+            build/attn bench --sweep bars --steps 13 --out /tmp/bars_bwd.csv
+        echo "backward rc $?"
+    } >"$o/bars.log" 2>&1
+    { cat /tmp/bars_fwd.csv; tail -n +2 /tmp/bars_bwd.csv; } >"$o/bars.csv"
+    timeout -k 5 200 python3 bench/peer_sdpa.py --sweep bars --backends cudnn,fa4 --out "$o/peers_bars.csv" \
+        2>"$o/peers.log"
+    echo "peers rc $?" | tee -a "$o/bars.log"
+    grep -c ',ok' "$o/bars.csv" "$o/peers_bars.csv"
+    ;;
+4)
+    o=${2:?usage: lease.sh 4 OUT}
+    bash "$0" unpack
+    ATTN_STEPS_DIR=$(steps_with 15_decode=build/v15/merge.so)
+    export ATTN_STEPS_DIR
+    PARTS="vcheck variants bench peers" VAR_SECS=90 bash bench/experiments/15_decode/run.sh run "$o/dec"
+    ;;
+*)
+    sed -n '2,22p' "$0"
+    exit 2
+    ;;
+esac
