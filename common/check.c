@@ -251,7 +251,8 @@ double check_bound(attn_dtype t, const char *tensor)
  * sqrt(blocks) = 32 at 1024 blocks to see it. 2 is also FA2's rule for its own tests: twice the
  * error of a reference in the same precision. The number stands to be checked against the
  * blocks measured on the H200 (the block_rel_l2 column of `attn check --csv`); a bound, or this
- * factor, is never loosened to let a kernel pass. */
+ * factor, is never loosened to let a kernel pass. A gradient's block may also sit over it where
+ * its own reference cancels: then it gets its own floor by grad_floor's rule (block_floor_add). */
 static const double BLOCK_BOUND_FACTOR = 2.0;
 
 double check_block_bound(double tensor_bound)
@@ -319,13 +320,62 @@ static int o_floor(check_case *c)
     return ok;
 }
 
+/* The same floors block by block. A block is a small tensor of its own, and where its reference is
+ * a residue of cancelling sums its error is the model's there, not the whole tensor's: at
+ * 1,16,2,65537,64,2 causal far (H_kv = 2), dK of K/V head 1 sums 8 query heads' terms of ~6.5 into
+ * ~0.02 per element, 50 times smaller than head 0's; the model's error over that block is 2.9e-2,
+ * a kernel's (on the H200, and the kernel-like CPU backward of tests/test_cpu.c, alike) 0.101, over
+ * the block bound of 2 x the tensor's (4e-2), whose floor head 0 sets (4e-3). So each block gets
+ * the tensor's rule on its own elements: the model's block rel-L2 (measured as
+ * attn_compare_blocks measures a block) times grad_floor_factor of the elements that carry its
+ * reference (nonzero), and the spread over the block. A block of ordinary error keeps a floor of
+ * ~2.5 x ~1e-3, far under 2 x the fixed bound, so a wrong tile still fails there.
+ * block_floor_add takes the larger of bf[k] and the model's (model != NULL) or the spread's
+ * (spread2 != NULL) floor of each block k. */
+static void block_floor_add(double *bf, const double *exact, const float *model,
+                            const double *spread2, size_t heads, int rows, int cols)
+{
+    const size_t n = heads * (size_t)rows * (size_t)cols;
+    const int tiles = (rows + CHECK_BLOCK_ROWS - 1) / CHECK_BLOCK_ROWS;
+    double ss = 0.0;
+    for (size_t i = 0; i < n; i++)
+        ss += exact[i] * exact[i];
+    const double rms = ss > 0.0 ? sqrt(ss / (double)n) : 1.0;
+    for (size_t h = 0; h < heads; h++)
+        for (int tile = 0; tile < tiles; tile++) {
+            const int r0 = tile * CHECK_BLOCK_ROWS;
+            const int r1 = rows - r0 < CHECK_BLOCK_ROWS ? rows : r0 + CHECK_BLOCK_ROWS;
+            const size_t a = (h * rows + r0) * (size_t)cols, b = (h * rows + r1) * (size_t)cols;
+            double num = 0.0, den = 0.0;
+            size_t carry = 0;
+            for (size_t i = a; i < b; i++) {
+                const double e = model ? (double)model[i] - exact[i] : 0.0;
+                num += model ? e * e : spread2[i];
+                den += exact[i] * exact[i];
+                carry += exact[i] != 0.0;
+            }
+            const double rel = sqrt(num) / fmax(sqrt(den), sqrt((double)(b - a)) * rms);
+            const double fl = model ? grad_floor_factor(carry) * rel : rel;
+            double *k = &bf[h * tiles + tile];
+            *k = fmax(*k, fl);
+        }
+}
+
 static int grad_floor(check_case *c)
 {
     const size_t n[3] = {c->in.n_q, c->in.n_kv, c->in.n_kv};
+    const size_t heads[3] = {(size_t)c->p.batch * c->p.heads,
+                             (size_t)c->p.batch * attn_heads_kv(&c->p),
+                             (size_t)c->p.batch * attn_heads_kv(&c->p)};
+    const int rows[3] = {c->p.seq_q, c->p.seq_k, c->p.seq_k}, d = c->p.head_dim;
     const double *exact[3] = {c->dq, c->dk, c->dv};
     double *g[3] = {alloc_d(n[0]), alloc_d(n[1]), alloc_d(n[2])};
     float *f = malloc((n[0] > n[1] ? n[0] : n[1]) * sizeof(float));
     int ok = g[0] && g[1] && g[2] && f;
+    for (int t = 0; t < 3 && ok; t++) {
+        const size_t blocks = heads[t] * (size_t)((rows[t] + CHECK_BLOCK_ROWS - 1) / CHECK_BLOCK_ROWS);
+        ok = (c->block_floor[t] = calloc(blocks ? blocks : 1, sizeof(double))) != NULL;
+    }
     if (ok) {
         const attn_dtype dt = c->p.dtype;
         ref_backward(&c->p, c->in.q, c->in.k, c->in.v, c->bwd_o, c->bwd_lse, c->in.d_o,
@@ -335,6 +385,7 @@ static int grad_floor(check_case *c)
                 f[i] = (float)g[t][i];
             round_to_dtype(f, n[t], dt);
             c->grad_floor[t] = grad_floor_factor(n[t]) * attn_compare(exact[t], f, n[t]).rel_l2;
+            block_floor_add(c->block_floor[t], exact[t], f, NULL, heads[t], rows[t], d);
         }
         ref_backward_spread(&c->p, c->in.q, c->in.k, c->in.v, c->bwd_o, c->bwd_lse, c->in.d_o,
                             g[0], g[1]);
@@ -347,6 +398,7 @@ static int grad_floor(check_case *c)
             const double spread = r2 > 0.0 ? sqrt(e2 / r2) : sqrt(e2 / (double)n[t]);
             if (spread > c->grad_floor[t])
                 c->grad_floor[t] = spread;
+            block_floor_add(c->block_floor[t], exact[t], NULL, g[t], heads[t], rows[t], d);
         }
     }
     free(f);
@@ -489,6 +541,8 @@ void case_free(check_case *c)
     free(c->dq);
     free(c->dk);
     free(c->dv);
+    for (int t = 0; t < 3; t++)
+        free(c->block_floor[t]);
     memset(c, 0, sizeof *c);
 }
 
@@ -503,7 +557,7 @@ static const char *status_name(attn_status s)
  * block by block. */
 static int compare(tensor_result *t, const char *name, const double *ref, const void *dev,
                    size_t heads, attn_dtype dt, int rows, int cols, attn_dtype bound_dtype,
-                   double floor)
+                   double floor, const double *block_floor)
 {
     const size_t n = heads * (size_t)rows * (size_t)cols;
     float *h = malloc((n ? n : 1) * sizeof(float));
@@ -512,11 +566,12 @@ static int compare(tensor_result *t, const char *name, const double *ref, const 
         return 0;
     }
     t->name = name;
-    t->err = attn_compare_blocks(ref, h, heads, rows, cols, CHECK_BLOCK_ROWS);
     t->bound = check_bound(bound_dtype, name);
     if (floor > t->bound)
         t->bound = floor;
-    t->block_bound = check_block_bound(t->bound);
+    t->err = attn_compare_blocks_bounded(ref, h, heads, rows, cols, CHECK_BLOCK_ROWS,
+                                         check_block_bound(t->bound), block_floor);
+    t->block_bound = t->err.block_bound;   /* the reported block's: the tensor's, or its own floor */
     t->pass = attn_err_pass_blocks(&t->err, t->bound, t->block_bound);
     t->rows = rows;
     t->cols = cols;
@@ -604,13 +659,16 @@ int case_run(const check_case *c, const attn_step *s, int backward, cudaStream_t
     const size_t bh = (size_t)p->batch * p->heads, bkv = (size_t)p->batch * attn_heads_kv(p);
     if (!backward) {
         r->n = 2;
-        ok = compare(&r->t[0], "O", c->o, o, bh, dt, p->seq_q, d, dt, c->o_floor) &&
-             compare(&r->t[1], "lse", c->lse, lse, bh, ATTN_FP32, p->seq_q, 1, dt, 0);
+        ok = compare(&r->t[0], "O", c->o, o, bh, dt, p->seq_q, d, dt, c->o_floor, NULL) &&
+             compare(&r->t[1], "lse", c->lse, lse, bh, ATTN_FP32, p->seq_q, 1, dt, 0, NULL);
     } else {
         r->n = 3;
-        ok = compare(&r->t[0], "dQ", c->dq, dq, bh, dt, p->seq_q, d, dt, c->grad_floor[0]) &&
-             compare(&r->t[1], "dK", c->dk, dk, bkv, dt, p->seq_k, d, dt, c->grad_floor[1]) &&
-             compare(&r->t[2], "dV", c->dv, dv, bkv, dt, p->seq_k, d, dt, c->grad_floor[2]);
+        ok = compare(&r->t[0], "dQ", c->dq, dq, bh, dt, p->seq_q, d, dt, c->grad_floor[0],
+                     c->block_floor[0]) &&
+             compare(&r->t[1], "dK", c->dk, dk, bkv, dt, p->seq_k, d, dt, c->grad_floor[1],
+                     c->block_floor[1]) &&
+             compare(&r->t[2], "dV", c->dv, dv, bkv, dt, p->seq_k, d, dt, c->grad_floor[2],
+                     c->block_floor[2]);
     }
     if (!ok)
         goto done;
@@ -820,7 +878,8 @@ int check_run_all(const attn_step *const *steps, int nsteps, int mode, uint64_t 
         }
         fprintf(log, "; bf16 gradients: or twice the error of bf16 operands, or dP - D's fp32 spread, if "
                      "larger; "
-                     "a block: %g x the tensor's bound\n", check_block_bound(1.0));
+                     "a block: %g x the tensor's bound, or a gradient's block the floor of its "
+                     "own elements if larger\n", check_block_bound(1.0));
         for (int s = 0; s < nsteps; s++) {
             fprintf(log, "%-24s PASS %3d  FAIL %d  XFAIL %3d  XPASS %3d  SKIP %3d\n", steps[s]->name,
                     sum[s].count[V_PASS], sum[s].count[V_FAIL], sum[s].count[V_XFAIL],

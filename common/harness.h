@@ -122,6 +122,7 @@ typedef struct {
     double block_rel_l2;
     size_t block_bh;
     int block_tile, block_rows;
+    double block_bound;  /* the bound that block is held to (attn_compare_blocks_bounded; 0 else) */
 } attn_err;
 
 attn_err attn_compare(const double *ref, const float *got, size_t n);
@@ -134,6 +135,14 @@ attn_err attn_compare(const double *ref, const float *got, size_t n);
  * (a non-finite one first). */
 attn_err attn_compare_blocks(const double *ref, const float *got, size_t heads, int rows, int cols,
                              int block_rows);
+/* The same, each block held to its own bound: max(block_bound, block_floor[k]) for the k-th block
+ * (heads first, then tiles: k = head * tiles + tile), or block_bound alone where block_floor is
+ * NULL. The block reported is the one furthest over its bound (rel-L2 / bound; a non-finite one
+ * first), with that bound in block_bound, so attn_err_pass_blocks(e, bound, e->block_bound) passes
+ * only if every block is within its own. */
+attn_err attn_compare_blocks_bounded(const double *ref, const float *got, size_t heads, int rows,
+                                     int cols, int block_rows, double block_bound,
+                                     const double *block_floor);
 /* Written as !(x <= bound) so that NaN fails. The whole tensor only. */
 int attn_err_pass(const attn_err *e, double bound);
 /* The whole tensor within bound, every block within block_bound, every element finite. */
@@ -245,7 +254,8 @@ void check_set_forward_only(int on);
 double check_bound(attn_dtype t, const char *tensor);
 /* The blocks of the local metric: CHECK_BLOCK_ROWS rows of one head, a query tile for O, lse and
  * dQ, a key tile for dK and dV. Each block is held to check_block_bound(the tensor's bound), a
- * fixed multiple of it (check.c says why). */
+ * fixed multiple of it, or a gradient's block to its own floor where that is larger (check.c says
+ * why). */
 #define CHECK_BLOCK_ROWS 64
 double check_block_bound(double tensor_bound);
 
@@ -262,6 +272,9 @@ typedef struct {
                                          these inputs; check.c */
     double grad_floor[3];             /* dQ, dK, dV: twice the error that operands of the
                                          dtype's precision alone cost on these inputs; check.c */
+    double *block_floor[3];           /* the same floor of each block of CHECK_BLOCK_ROWS rows
+                                         (head by head, tile by tile), from the block's own
+                                         elements; NULL where there is none */
     int gpu_reference;                /* 1: a long case, its reference is step 00 in fp32 */
     const char *skip_why;             /* set when the case has no usable reference */
     const char *bwd_skip_why;         /* set when its backward has no usable bound */

@@ -42,6 +42,15 @@ attn_err attn_compare(const double *ref, const float *got, size_t n)
 attn_err attn_compare_blocks(const double *ref, const float *got, size_t heads, int rows, int cols,
                              int block_rows)
 {
+    attn_err e = attn_compare_blocks_bounded(ref, got, heads, rows, cols, block_rows, 1.0, NULL);
+    e.block_bound = 0.0;
+    return e;
+}
+
+attn_err attn_compare_blocks_bounded(const double *ref, const float *got, size_t heads, int rows,
+                                     int cols, int block_rows, double block_bound,
+                                     const double *block_floor)
+{
     const size_t n = heads * (size_t)rows * (size_t)cols;
     attn_err e = attn_compare(ref, got, n);
     double ss = 0.0;
@@ -49,11 +58,14 @@ attn_err attn_compare_blocks(const double *ref, const float *got, size_t heads, 
         ss += ref[i] * ref[i];
     /* the whole reference's RMS (unit scale if it is exactly zero, as rel_l2 above) */
     const double rms = ss > 0.0 ? sqrt(ss / (double)n) : 1.0;
+    const int tiles = (rows + block_rows - 1) / block_rows;
     int have = 0;
+    double worst = 0.0;   /* the reported block's rel-L2 over its bound */
     e.block_rel_l2 = NAN;
     e.block_bh = 0;
     e.block_tile = 0;
     e.block_rows = block_rows;
+    e.block_bound = block_bound;
     for (size_t h = 0; h < heads; h++)
         for (int r0 = 0, tile = 0; r0 < rows; r0 += block_rows, tile++) {
             const int r1 = rows - r0 < block_rows ? rows : r0 + block_rows;
@@ -68,12 +80,16 @@ attn_err attn_compare_blocks(const double *ref, const float *got, size_t heads, 
             }
             const double floor = sqrt((double)(b - a)) * rms;
             const double err = finite ? sqrt(num) / fmax(sqrt(den), floor) : NAN;
-            /* the first non-finite block stays the worst; else the largest error */
-            if (!have || (!isnan(e.block_rel_l2) && (isnan(err) || err > e.block_rel_l2))) {
+            const double bound = block_floor ? fmax(block_bound, block_floor[h * tiles + tile])
+                                             : block_bound;
+            /* the first non-finite block stays the worst; else the furthest over its bound */
+            if (!have || (!isnan(e.block_rel_l2) && (isnan(err) || err / bound > worst))) {
                 have = 1;
                 e.block_rel_l2 = err;
                 e.block_bh = h;
                 e.block_tile = tile;
+                e.block_bound = bound;
+                worst = err / bound;
             }
         }
     return e;
