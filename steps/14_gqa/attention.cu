@@ -685,11 +685,12 @@ static_assert(BwdSmem<64>::bar_kv % 8 == 0 && BwdSmem<128>::bar_kv % 8 == 0,
 template <int D, int N, int A_ROWS>
 __device__ __forceinline__ void mma_ABt(float (&acc)[N / 2], uint32_t a_tile, uint32_t b_tile)
 {
+    const uint64_t a0 = wgmma_desc(a_tile, 16, 1024), b0 = wgmma_desc(b_tile, 16, 1024);
 #pragma unroll
-    for (int k = 0; k < D / 16; k++) {
+    for (int k = 0; k < D / 16; k++) {   /* a descriptor's address field counts 16 bytes */
         const uint32_t off = (k % 4) * 32;
-        const uint64_t a = wgmma_desc(a_tile + (k / 4) * tile_bytes<64>(A_ROWS) + off, 16, 1024);
-        const uint64_t b = wgmma_desc(b_tile + (k / 4) * tile_bytes<64>(N) + off, 16, 1024);
+        const uint64_t a = a0 + (((k / 4) * tile_bytes<64>(A_ROWS) + off) >> 4);
+        const uint64_t b = b0 + (((k / 4) * tile_bytes<64>(N) + off) >> 4);
         wgmma_bf16<N>::ss(acc, a, b, k > 0);
     }
 }
@@ -701,11 +702,11 @@ template <int N, int K>
 __device__ __forceinline__ void mma_AB(float (&acc)[N / 2], const uint32_t (&a)[K / 4],
                                        uint32_t b_tile)
 {
+    const uint64_t b0 = wgmma_desc(b_tile, tile_bytes<64>(K), 1024);
 #pragma unroll
     for (int k = 0; k < K / 16; k++) {
         const uint32_t ak[4] = {a[4 * k], a[4 * k + 1], a[4 * k + 2], a[4 * k + 3]};
-        const uint64_t b = wgmma_desc(b_tile + k * 16 * 128, tile_bytes<64>(K), 1024);
-        wgmma_bf16<N>::rs_mn(acc, ak, b, 1);
+        wgmma_bf16<N>::rs_mn(acc, ak, b0 + ((k * 16 * 128) >> 4), 1);
     }
 }
 
@@ -718,12 +719,12 @@ __device__ __forceinline__ void mma_AtB(float (&acc)[32], uint32_t a_tile, int a
                                         uint32_t a_lbo, uint32_t b_tile, int b_atom,
                                         uint32_t b_lbo, int row0)
 {
+    const uint64_t a0 = wgmma_desc(a_tile + a_atom * a_lbo + row0 * 128, a_lbo, 1024),
+                   b0 = wgmma_desc(b_tile + b_atom * b_lbo + row0 * 128, b_lbo, 1024);
 #pragma unroll
-    for (int kk = 0; kk < KSTEPS; kk++) {
-        const uint32_t r = (row0 + 16 * kk) * 128;
-        const uint64_t a = wgmma_desc(a_tile + a_atom * a_lbo + r, a_lbo, 1024);
-        const uint64_t b = wgmma_desc(b_tile + b_atom * b_lbo + r, b_lbo, 1024);
-        wgmma_bf16<64>::ss_mn(acc, a, b, kk > 0);
+    for (int kk = 0; kk < KSTEPS; kk++) {   /* 16 rows of 128 bytes further per step */
+        const uint32_t r = (16 * kk * 128) >> 4;
+        wgmma_bf16<64>::ss_mn(acc, a0 + r, b0 + r, kk > 0);
     }
 }
 
@@ -1050,8 +1051,6 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
         }
         wgmma_wait<1>();
         reg_fence(s);
-        const bool mask = MASKED && q0 < mask_below;
-        const int qs0 = q0 + q_shift;
 #pragma unroll
         for (int j = 0; j < Br / 8; j++) {
             const float2 lse2_j = Tiles::LSE2_EARLY && j < 2
@@ -1059,16 +1058,25 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
                                       : *reinterpret_cast<const float2 *>(lse2_st + 8 * j + 2 * t);
 #pragma unroll
             for (int a = 0; a < 2; a++) {
-                float p0 = ex2_approx(fmaf(s[4 * j + 2 * a], c, -lse2_j.x));
-                float p1 = ex2_approx(fmaf(s[4 * j + 2 * a + 1], c, -lse2_j.y));
-                if (mask) {
-                    const int qs = qs0 + 8 * j + 2 * t;
-                    p0 = key[a] > qs ? 0.f : p0;
-                    p1 = key[a] > qs + 1 ? 0.f : p1;
-                }
-                s[4 * j + 2 * a] = p0;
-                s[4 * j + 2 * a + 1] = p1;
+                s[4 * j + 2 * a] = ex2_approx(fmaf(s[4 * j + 2 * a], c, -lse2_j.x));
+                s[4 * j + 2 * a + 1] = ex2_approx(fmaf(s[4 * j + 2 * a + 1], c, -lse2_j.y));
             }
+        }
+        /* The mask on its own, after the exponentials, behind a branch the whole warpgroup takes
+         * alike: a tile with nothing to mask skips it (in line with the exponentials, ptxas turns
+         * it into a compare and a select per score, run on every tile) */
+        if (MASKED && q0 < mask_below) {
+            const int qs0 = q0 + q_shift;
+#pragma unroll
+            for (int j = 0; j < Br / 8; j++)
+#pragma unroll
+                for (int a = 0; a < 2; a++) {
+                    const int qs = qs0 + 8 * j + 2 * t;
+                    if (key[a] > qs)
+                        s[4 * j + 2 * a] = 0.f;
+                    if (key[a] > qs + 1)
+                        s[4 * j + 2 * a + 1] = 0.f;
+                }
         }
         /* dS^T = P^T o (dP^T - Di) */
         wgmma_wait<0>();
@@ -1353,7 +1361,10 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
                           sK + Smem::lse2,   sK + Smem::Di, sK + Smem::bar_kv,
                           sK + Smem::full,   sK + Smem::empty};
 
-    const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
+    /* wg read from lane 0: ptxas then knows it is the same across the warp, and keeps the wgmma
+     * descriptors built from it in uniform registers (step 12's forward does the same) */
+    const int tid = threadIdx.x, wg = __shfl_sync(0xffffffffu, tid / WG, 0),
+              warp = (tid % WG) / 32, lane = tid % 32;
     const BwdThread th = {tid, wg, warp, lane, lane / 4, lane % 4};
     const BwdBlock blk = bwd_block<D, DET>(bkv_count, group, Nq, Nk, causal, hps, sms);
 
