@@ -33,8 +33,9 @@ case ${1:-} in
 pack)
     set -e
     mkdir -p .carry build/fa4s1 build/fa4s2
-    tar cf - build/steps build/attn build/tests build/v15 build/v13d build/v12m build/v13f/fin13.so .device-libs .git-sha |
-        xz -T2 -6 >.carry/b.txz
+    # shellcheck disable=SC2086
+    tar cf - ${LEASE_BUILDS:-build/steps build/attn build/tests build/v15 build/v13d build/v12m build/v13f/fin13.so} \
+        .device-libs .git-sha | xz -T2 -6 >.carry/b.txz
     a=out/fa4/a b=out/fa4/b
     [ -f $a/cu13.part.aa ] || { cat build/fa4a1/aa.00 build/fa4a2/aa.01 >$a/cu13.part.aa 2>/dev/null || true; }
     rm -f build/fa4s1/* build/fa4s2/*

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The next GPU session's lease (written 2026-12-01, not yet run): the backward's next candidate
+# (../13_bwd_descriptors/fin.sh: fin13, fin14) checked and timed, then the bars sweep with it in
+# place beside SDPA cuDNN and FlashAttention-4. Two calls back to back, as lease.sh's.
+# Here, before the calls:
+#   make && make tests; bench/experiments/15_decode/run.sh build (build/v15/ab);
+#   NVCC=nvcc bench/experiments/13_bwd_descriptors/fin.sh build; pack-libs; git rev-parse --short HEAD >.git-sha
+#   bash bench/experiments/tools/lease_fin.sh pack    (.carry/b.txz, build/fa4s1, build/fa4s2)
+# On the H200, export LD_LIBRARY_PATH=$PWD/.device-libs first, then:
+#   call 1, carry .carry build/fa4s1:  lease_fin.sh 1 $OUT   fin.sh run: step 13 against fin13
+#                                      launch by launch, the GPU suite and sanitizers with fin13 and
+#                                      fin14 in place (~7 min)
+#   call 2, carry .carry build/fa4s2:  lease_fin.sh 2 $OUT   FlashAttention-4 installed, then the
+#                                      bars sweep (step 12 forward, fin13 as step 13 backward) and
+#                                      the peers (~5 min); canonical only if call 1 says land
+set -u
+cd "$(dirname "$0")/../../.."
+. bench/experiments/tools/candidates.sh
+L=bench/experiments/tools/lease.sh
+case ${1:-} in
+pack)
+    LEASE_BUILDS="build/steps build/attn build/tests build/v15/ab build/v15/fa4-install.sh build/v13f" bash $L pack
+    ;;
+1)
+    o=${2:?usage: lease_fin.sh 1 OUT}
+    bash $L unpack
+    bash bench/experiments/13_bwd_descriptors/fin.sh run "$o/fin"
+    ;;
+2)
+    o=${2:?usage: lease_fin.sh 2 OUT}
+    bash $L unpack
+    { mkdir -p /tmp/fa4a && cat /tmp/fa4/aa.aa /tmp/fa4/aa.ab >/tmp/fa4a/cu13.part.aa &&
+          bash build/v15/fa4-install.sh /tmp/fa4/b /tmp/fa4a; } >"$o/fa4_install.txt" 2>&1
+    tail -n 1 "$o/fa4_install.txt"
+    sd=$(steps_with 13_backward_wgmma=build/v13f/fin13.so 14_gqa=build/v13f/fin14.so)
+    sha=$(cat .git-sha)
+    sed 's/fwd,bwd/fwd/' bench/sweeps.txt >/tmp/sweeps_fwd
+    sed 's/fwd,bwd/bwd/' bench/sweeps.txt >/tmp/sweeps_bwd
+    {
+        echo "commit $sha; step 12 as committed, step 13 as fin13 (13_bwd_descriptors/fin.sh)"
+        ATTN_STEPS_DIR=$sd ATTN_SWEEPS_FILE=/tmp/sweeps_fwd ATTN_GIT_SHA=$sha timeout -k 5 150 \
+            build/attn bench --sweep bars --steps 12 --out /tmp/bars_fwd.csv
+        echo "forward rc $?"
+        ATTN_STEPS_DIR=$sd ATTN_SWEEPS_FILE=/tmp/sweeps_bwd ATTN_GIT_SHA=$sha timeout -k 5 150 \
+            build/attn bench --sweep bars --steps 13 --out /tmp/bars_bwd.csv
+        echo "backward rc $?"
+    } >"$o/bars.log" 2>&1
+    { cat /tmp/bars_fwd.csv; tail -n +2 /tmp/bars_bwd.csv; } >"$o/bars.csv"
+    timeout -k 5 200 python3 bench/peer_sdpa.py --sweep bars --backends cudnn,fa4 --out "$o/peers_bars.csv" \
+        2>"$o/peers.log"
+    echo "peers rc $?" | tee -a "$o/bars.log"
+    ;;
+*)
+    sed -n '2,17p' "$0"
+    exit 2
+    ;;
+esac
