@@ -7,7 +7,7 @@
  * Build: gcc -O2 -std=c11 -D_GNU_SOURCE -Icommon -I$CUDA/include -o build/block_floor
  *        bench/experiments/00_checks/block_floor.c build/libharness.a -L$CUDA/lib64 -lcudart -lm
  * Use:   build/block_floor SEEDS [MAX_NQ [far]] > rows.csv
- *        (block_floor_grid.csv: 1; block_floor_far16.csv: 30 16 far) */
+ *        (block_floor_grid.csv: 3; block_floor_far16.csv: 30 16 far) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
