@@ -324,7 +324,7 @@ static int o_floor(check_case *c)
  * a residue of cancelling sums its error is the model's there, not the whole tensor's: at
  * 1,16,2,65537,64,2 causal far (H_kv = 2), dK of K/V head 1 sums 8 query heads' terms of ~6.5 into
  * ~0.02 per element, 50 times smaller than head 0's; the model's error over that block is 2.9e-2,
- * a kernel's (on the H200, and the kernel-like CPU backward of tests/test_cpu.c, alike) 0.101, over
+ * a kernel's (on the H200, and check_kernel_like_backward's, alike) 0.101, over
  * the block bound of 2 x the tensor's (4e-2), whose floor head 0 sets (4e-3). So each block gets
  * the tensor's rule on its own elements: the model's block rel-L2 (measured as
  * attn_compare_blocks measures a block) times grad_floor_factor of the elements that carry its
@@ -470,6 +470,43 @@ static int prepare_on_gpu(check_case *c, int with_backward)
             cudaFree(bufs[i]);
     free(h);
     return ok;
+}
+
+/* A bf16 backward as a kernel computes it, from a case's inputs: S, dP and every sum in fp32, P
+ * and dS rounded to bf16, and D = rowsum(dO * O) from its own fp32 sum (backwards here; a kernel's
+ * pre-pass has its own order), not the one dP uses. Outputs rounded to bf16. Query head bh reads
+ * K/V head bh / g (g = H / H_kv query heads a group, adjacent). */
+void check_kernel_like_backward(const check_case *c, float *dq, float *dk)
+{
+    const attn_problem *p = &c->p;
+    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim, g = p->heads / attn_heads_kv(p);
+    const size_t bhn = (size_t)p->batch * p->heads;
+    memset(dq, 0, c->in.n_q * sizeof(float));
+    memset(dk, 0, c->in.n_kv * sizeof(float));
+    for (size_t bh = 0; bh < bhn; bh++)
+        for (int i = 0; i < nq; i++) {
+            const size_t row = bh * nq + i;
+            const float *qi = c->in.q + row * d, *doi = c->in.d_o + row * d, *oi = c->bwd_o + row * d;
+            float di = 0.f;
+            for (int e = d - 1; e >= 0; e--)
+                di = fmaf(doi[e], oi[e], di);
+            for (int j = 0; j < (p->causal ? (i + 1 < nk ? i + 1 : nk) : nk); j++) {
+                const float *kj = c->in.k + (bh / g * nk + j) * d, *vj = c->in.v + (bh / g * nk + j) * d;
+                float s = 0.f, dp = 0.f;
+                for (int e = 0; e < d; e++) {
+                    s = fmaf(qi[e], kj[e], s);
+                    dp = fmaf(doi[e], vj[e], dp);
+                }
+                const float pij = expf(s * p->scale - c->bwd_lse[row]);
+                const float ds = attn_bf16_to_f32(attn_f32_to_bf16(pij * (dp - di)));
+                for (int e = 0; e < d; e++) {
+                    dq[row * d + e] += p->scale * ds * kj[e];
+                    dk[(bh / g * nk + j) * d + e] += p->scale * ds * qi[e];
+                }
+            }
+        }
+    round_to_dtype(dq, c->in.n_q, p->dtype);
+    round_to_dtype(dk, c->in.n_kv, p->dtype);
 }
 
 int case_prepare(check_case *c, const attn_problem *p, input_mode mode, uint64_t seed,

@@ -282,6 +282,10 @@ typedef struct {
 int case_prepare(check_case *c, const attn_problem *p, input_mode mode, uint64_t seed,
                  int with_backward);
 void case_free(check_case *c);
+/* A bf16 backward as a kernel computes it, from the case's inputs (S, dP, D and every sum in fp32,
+ * P and dS rounded to bf16, D from its own sum), dQ and dK rounded to the dtype: what the tests
+ * and bench/experiments/00_checks hold the gradient floors against, on the CPU. */
+void check_kernel_like_backward(const check_case *c, float *dq, float *dk);
 
 typedef struct {
     const char *name;   /* "O", "lse", "dQ", "dK", "dV" */

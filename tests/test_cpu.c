@@ -405,43 +405,6 @@ Test(reference, backward_with_bf16_operands)
     inputs_free(&in);
 }
 
-/* A bf16 backward as a kernel computes it, from a case's inputs: S, dP and every sum in fp32, P
- * and dS rounded to bf16, and D = rowsum(dO * O) from its own fp32 sum (backwards here; a kernel's
- * pre-pass has its own order), not the one dP uses. Outputs rounded to bf16. Query head bh reads
- * K/V head bh / g (g = H / H_kv query heads a group, adjacent). */
-static void kernel_like_backward(const check_case *c, float *dq, float *dk)
-{
-    const attn_problem *p = &c->p;
-    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim, g = p->heads / attn_heads_kv(p);
-    const size_t bhn = (size_t)p->batch * p->heads;
-    memset(dq, 0, c->in.n_q * sizeof(float));
-    memset(dk, 0, c->in.n_kv * sizeof(float));
-    for (size_t bh = 0; bh < bhn; bh++)
-        for (int i = 0; i < nq; i++) {
-            const size_t row = bh * nq + i;
-            const float *qi = c->in.q + row * d, *doi = c->in.d_o + row * d, *oi = c->bwd_o + row * d;
-            float di = 0.f;
-            for (int e = d - 1; e >= 0; e--)
-                di = fmaf(doi[e], oi[e], di);
-            for (int j = 0; j < (p->causal ? (i + 1 < nk ? i + 1 : nk) : nk); j++) {
-                const float *kj = c->in.k + (bh / g * nk + j) * d, *vj = c->in.v + (bh / g * nk + j) * d;
-                float s = 0.f, dp = 0.f;
-                for (int e = 0; e < d; e++) {
-                    s = fmaf(qi[e], kj[e], s);
-                    dp = fmaf(doi[e], vj[e], dp);
-                }
-                const float pij = expf(s * p->scale - c->bwd_lse[row]);
-                const float ds = attn_bf16_to_f32(attn_f32_to_bf16(pij * (dp - di)));
-                for (int e = 0; e < d; e++) {
-                    dq[row * d + e] += p->scale * ds * kj[e];
-                    dk[(bh / g * nk + j) * d + e] += p->scale * ds * qi[e];
-                }
-            }
-        }
-    round_to_dtype(dq, c->in.n_q, p->dtype);
-    round_to_dtype(dk, c->in.n_kv, p->dtype);
-}
-
 /* The one-hot case of bench/experiments/12_backward/checks.md: one query, large scores, each
  * head's softmax one-hot, so O rounds to the top key's v and its dS = P (dP - D) is 0 in the
  * reference but a few ulps of dP - D in any kernel whose D comes from another sum. Steps 06 and
@@ -456,7 +419,7 @@ Test(reference, the_gradient_floor_covers_d_from_a_separate_sum)
     float *dq = malloc(c.in.n_q * sizeof(float)), *dk = malloc(c.in.n_kv * sizeof(float));
     double *g[3] = {malloc(c.in.n_q * sizeof(double)), malloc(c.in.n_kv * sizeof(double)),
                     malloc(c.in.n_kv * sizeof(double))};
-    kernel_like_backward(&c, dq, dk);
+    check_kernel_like_backward(&c, dq, dk);
     const double eq = attn_compare(c.dq, dq, c.in.n_q).rel_l2;
     const double ek = attn_compare(c.dk, dk, c.in.n_kv).rel_l2;
     /* the operand model alone, as the floor was: its error twice */
@@ -588,7 +551,7 @@ Test(reference, the_gradient_floor_covers_far_rows)
         check_case c;
         cr_assert(case_prepare(&c, &p, INPUT_FAR, 77 + x, 1));
         float *dq = malloc(c.in.n_q * sizeof(float)), *dk = malloc(c.in.n_kv * sizeof(float));
-        kernel_like_backward(&c, dq, dk);
+        check_kernel_like_backward(&c, dq, dk);
         const double eq = attn_compare(c.dq, dq, c.in.n_q).rel_l2;
         const double ek = attn_compare(c.dk, dk, c.in.n_kv).rel_l2;
         const double bq = fmax(check_bound(ATTN_BF16, "dQ"), c.grad_floor[0]);
@@ -616,7 +579,7 @@ Test(reference, a_cancelling_block_gets_its_own_floor)
     check_case c;
     cr_assert(case_prepare(&c, &p, INPUT_FAR, 4477492750267102280ull, 1));
     float *dq = malloc(c.in.n_q * sizeof(float)), *dk = malloc(c.in.n_kv * sizeof(float));
-    kernel_like_backward(&c, dq, dk);
+    check_kernel_like_backward(&c, dq, dk);
     const double bound = fmax(check_bound(ATTN_BF16, "dK"), c.grad_floor[1]);
     const double bb = check_block_bound(bound);
     attn_err e = attn_compare_blocks(c.dk, dk, 2, p.seq_k, p.head_dim, CHECK_BLOCK_ROWS);

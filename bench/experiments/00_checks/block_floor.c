@@ -1,5 +1,5 @@
 /* block_floor: the block floors of common/check.c (block_floor_add) against a kernel-like bf16
- * backward (tests/test_cpu.c's kernel_like_backward, with K/V heads), on the CPU, no GPU: every
+ * backward (check_kernel_like_backward, common/check.c), on the CPU, no GPU: every
  * short bf16 backward case of the grid at D = 64 and 128 (the fp64 reference fits the CPU), each
  * input kind, SEEDS seeds; for dQ and dK, the worst block's rel-L2 over its bound under the old
  * rule (2 x the tensor's bound) and the new (or the block's own floor). Prints the rows over 0.5 of
@@ -13,34 +13,6 @@
 #include <string.h>
 #include <math.h>
 #include "harness.h"
-static void kl(const check_case *c, float *dq, float *dk)
-{
-    const attn_problem *p = &c->p;
-    const int nq = p->seq_q, nk = p->seq_k, d = p->head_dim, g = p->heads / attn_heads_kv(p);
-    const size_t bhn = (size_t)p->batch * p->heads;
-    memset(dq, 0, c->in.n_q * sizeof(float));
-    memset(dk, 0, c->in.n_kv * sizeof(float));
-    for (size_t bh = 0; bh < bhn; bh++)
-        for (int i = 0; i < nq; i++) {
-            const size_t row = bh * nq + i, kvh = bh / g;
-            const float *qi = c->in.q + row * d, *doi = c->in.d_o + row * d, *oi = c->bwd_o + row * d;
-            float di = 0.f;
-            for (int e = d - 1; e >= 0; e--) di = fmaf(doi[e], oi[e], di);
-            for (int j = 0; j < (p->causal ? (i + 1 < nk ? i + 1 : nk) : nk); j++) {
-                const float *kj = c->in.k + (kvh * nk + j) * d, *vj = c->in.v + (kvh * nk + j) * d;
-                float s = 0.f, dp = 0.f;
-                for (int e = 0; e < d; e++) { s = fmaf(qi[e], kj[e], s); dp = fmaf(doi[e], vj[e], dp); }
-                const float pij = expf(s * p->scale - c->bwd_lse[row]);
-                const float ds = attn_bf16_to_f32(attn_f32_to_bf16(pij * (dp - di)));
-                for (int e = 0; e < d; e++) {
-                    dq[row * d + e] += p->scale * ds * kj[e];
-                    dk[(kvh * nk + j) * d + e] += p->scale * ds * qi[e];
-                }
-            }
-        }
-    round_to_dtype(dq, c->in.n_q, p->dtype);
-    round_to_dtype(dk, c->in.n_kv, p->dtype);
-}
 int main(int argc, char **argv)
 {
     int seeds = argc > 1 ? atoi(argv[1]) : 2;
@@ -61,7 +33,7 @@ int main(int argc, char **argv)
                 uint64_t seed = 1000 + gi * 31 + m * 7 + sd * 100003;
                 if (!case_prepare(&c, &p, (input_mode)m, seed, 1)) return 1;
                 float *f[2] = {malloc(c.in.n_q * 4 + 4), malloc(c.in.n_kv * 4 + 4)};
-                kl(&c, f[0], f[1]);
+                check_kernel_like_backward(&c, f[0], f[1]);
                 const double *ex[2] = {c.dq, c.dk};
                 size_t heads[2] = {(size_t)p.batch * p.heads, (size_t)p.batch * attn_heads_kv(&p)};
                 int rows[2] = {p.seq_q, p.seq_k};

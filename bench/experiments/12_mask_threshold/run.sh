@@ -36,12 +36,6 @@ cd "$(dirname "$0")/../../.."
 X=bench/experiments/12_mask_threshold
 D=bench/experiments/13_bwd_descriptors
 B=build/v12m
-NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
-NV="$NVCC -O3 -lineinfo -std=c++17 -shared -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings
-    -cudart shared -Xlinker -rpath=/usr/local/cuda/lib64 -Icommon -gencode arch=compute_90a,code=sm_90a"
-SHAPES="--shape 4,8,4096,4096,64 --shape 4,8,16384,16384,64 --shape 4,8,4096,4096,64,c
-        --shape 4,8,16384,16384,64,c --shape 4,8,4096,4096,128 --shape 4,8,16384,16384,128
-        --shape 4,8,4096,4096,128,c --shape 4,8,16384,16384,128,c"
 
 case ${1:-} in
 build)
@@ -88,7 +82,7 @@ run)
     echo "commit $sha; $(nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv,noheader 2>/dev/null)" >"$tmp/log.txt"
     if [[ $parts == *" ab "* ]]; then
         # shellcheck disable=SC2086
-        timeout -k 5 150 build/v15/ab --rounds 3 --reps 10 $SHAPES $B/base.so $B/thr.so >"$o/ab.csv" 2>"$tmp/ab.log"
+        timeout -k 5 150 build/v15/ab --rounds 3 --reps 10 $BAR_SHAPES $B/base.so $B/thr.so >"$o/ab.csv" 2>"$tmp/ab.log"
         echo "ab rc $?" >>"$tmp/log.txt"
     fi
     if [[ $parts == *" tests "* ]]; then

@@ -18,13 +18,6 @@ cd "$(dirname "$0")/../../.."
 . bench/experiments/tools/candidates.sh
 B=build/v13f
 R=bench/experiments/13_dq_rows
-NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
-NV="$NVCC -O3 -lineinfo -std=c++17 -shared -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings
-    -cudart shared -Xlinker -rpath=/usr/local/cuda/lib64 -Icommon -gencode arch=compute_90a,code=sm_90a"
-SHAPES="--shape 4,8,4096,4096,64 --shape 4,8,16384,16384,64 --shape 4,8,4096,4096,64,c
-        --shape 4,8,16384,16384,64,c --shape 4,8,4096,4096,128 --shape 4,8,16384,16384,128
-        --shape 4,8,4096,4096,128,c --shape 4,8,16384,16384,128,c"
-flag() { sed -i "/struct BwdTiles<$2>/,/^};/ s/$3 = $4/$3 = $5/" "$1"; }
 case ${1:-} in
 build)
     set -e -o pipefail
@@ -48,7 +41,7 @@ run)
     tmp=$(mktemp -d)
     sha=$(cat .git-sha 2>/dev/null || git rev-parse --short HEAD 2>/dev/null)
     # shellcheck disable=SC2086
-    timeout -k 5 120 build/v15/ab --backward --rounds 3 --reps 10 $SHAPES $B/base.so $B/fin13.so >"$o/ab.csv" 2>"$tmp/ab.log"
+    timeout -k 5 120 build/v15/ab --backward --rounds 3 --reps 10 $BAR_SHAPES $B/base.so $B/fin13.so >"$o/ab.csv" 2>"$tmp/ab.log"
     sd=$(steps_with 13_backward_wgmma=$B/fin13.so 14_gqa=$B/fin14.so)
     echo "commit $sha; steps 13 and 14 as fin13 and fin14 (fin.sh)" >"$tmp/gpu_tests.txt"
     suite "$sd" "$tmp" 13 14

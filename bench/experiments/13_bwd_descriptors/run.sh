@@ -58,15 +58,7 @@ cd "$(dirname "$0")/../../.."
 . bench/experiments/tools/candidates.sh
 X=bench/experiments/13_bwd_descriptors
 B=build/v13d
-NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
-NV="$NVCC -O3 -lineinfo -std=c++17 -shared -Xcompiler -fPIC,-Wall,-Wextra,-Werror -Werror all-warnings
-    -cudart shared -Xlinker -rpath=/usr/local/cuda/lib64 -Icommon -gencode arch=compute_90a,code=sm_90a"
 BUILDS="base descu mb mb_u128 mb_m64 mb_stm64 mb_dk64 mb_all64 mb_rows64 mb_rowsdk64"
-SHAPES="--shape 4,8,4096,4096,64 --shape 4,8,16384,16384,64 --shape 4,8,4096,4096,64,c
-        --shape 4,8,16384,16384,64,c --shape 4,8,4096,4096,128 --shape 4,8,16384,16384,128
-        --shape 4,8,4096,4096,128,c --shape 4,8,16384,16384,128,c"
-# flag: BwdTiles<D>'s line, sed'ed (sed -i '/struct BwdTiles<64>/,/^};/ s/A = false/A = true/')
-flag() { sed -i "/struct BwdTiles<$2>/,/^};/ s/$3 = $4/$3 = $5/" "$1"; }
 
 case ${1:-} in
 build)
@@ -118,7 +110,7 @@ run)
     for v in $BUILDS; do vs="$vs $B/$v.so"; done
     if [[ $parts == *" ab "* ]]; then
         # shellcheck disable=SC2086
-        timeout -k 5 200 build/v15/ab --backward --rounds 3 --reps 10 $SHAPES $vs >"$o/ab.csv" 2>"$tmp/ab.log"
+        timeout -k 5 200 build/v15/ab --backward --rounds 3 --reps 10 $BAR_SHAPES $vs >"$o/ab.csv" 2>"$tmp/ab.log"
         echo "ab rc $?" >>"$tmp/log.txt"
         timeout -k 5 60 build/v15/ab --backward --rounds 2 --reps 10 --shape 4,8,16384,16384,128 \
             --shape 4,8,4096,4096,64 $B/base.so:det $B/mb.so:det >"$o/ab_det.csv" 2>>"$tmp/ab.log"

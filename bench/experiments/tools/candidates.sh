@@ -11,6 +11,12 @@
 #   suite_summary LOGS           their verdicts, a few lines
 #   ab_ratios CSV                per shape and build of build/v15/ab's CSV, the build's time over
 #                                base.so's in the same round: the lowest and highest over rounds
+#   bars_run OUT DIR LINE        with ATTN_STEPS_DIR=DIR: attn bench --sweep bars, step 12's forward
+#                                and step 13's backward, then SDPA cuDNN and FlashAttention-4 in
+#                                the same call: OUT/bars.csv, peers_bars.csv, bars.log (LINE first)
+#   flag FILE D NAME FROM TO     sets BwdTiles<D>'s flag NAME from FROM to TO in FILE (sed)
+# and the variables BAR_SHAPES (build/v15/ab's --shape arguments of the eight bar shapes) and NV
+# (nvcc as the Makefile builds a Hopper step, NVCC overriding the compiler).
 
 ptxas_summary() {
     awk -v re="$2" '/Compiling entry function/ { k = $0; sub(/.*function ._Z[0-9]+/, "", k); sub(/EEv.*/, "", k); next }
@@ -60,4 +66,33 @@ ab_ratios() {
                        for (r in rs) if (t["base", k, r] > 0 && t[v, k, r] > 0) {
                            x = t[v, k, r] / t["base", k, r]; if (x < lo) lo = x; if (x > hi) hi = x }
                        printf "  %-24s %-12s %.3f-%.3f\n", k, v, lo, hi } }' "$1" | sort
+}
+
+BAR_SHAPES="--shape 4,8,4096,4096,64 --shape 4,8,16384,16384,64 --shape 4,8,4096,4096,64,c
+            --shape 4,8,16384,16384,64,c --shape 4,8,4096,4096,128 --shape 4,8,16384,16384,128
+            --shape 4,8,4096,4096,128,c --shape 4,8,16384,16384,128,c"
+NV="${NVCC:-/usr/local/cuda/bin/nvcc} -O3 -lineinfo -std=c++17 -shared -Xcompiler -fPIC,-Wall,-Wextra,-Werror
+    -Werror all-warnings -cudart shared -Xlinker -rpath=/usr/local/cuda/lib64 -Icommon
+    -gencode arch=compute_90a,code=sm_90a"
+
+flag() { sed -i "/struct BwdTiles<$2>/,/^};/ s/$3 = $4/$3 = $5/" "$1"; }
+
+bars_run() {
+    local o=$1 sd=$2 sha
+    sha=$(cat .git-sha 2>/dev/null)
+    sed 's/fwd,bwd/fwd/' bench/sweeps.txt >/tmp/sweeps_fwd
+    sed 's/fwd,bwd/bwd/' bench/sweeps.txt >/tmp/sweeps_bwd
+    {
+        echo "commit $sha; $3"
+        ATTN_STEPS_DIR=$sd ATTN_SWEEPS_FILE=/tmp/sweeps_fwd ATTN_GIT_SHA=$sha timeout -k 5 150 \
+            build/attn bench --sweep bars --steps 12 --out /tmp/bars_fwd.csv
+        echo "forward rc $?"
+        ATTN_STEPS_DIR=$sd ATTN_SWEEPS_FILE=/tmp/sweeps_bwd ATTN_GIT_SHA=$sha timeout -k 5 150 \
+            build/attn bench --sweep bars --steps 13 --out /tmp/bars_bwd.csv
+        echo "backward rc $?"
+    } >"$o/bars.log" 2>&1
+    { cat /tmp/bars_fwd.csv; tail -n +2 /tmp/bars_bwd.csv; } >"$o/bars.csv"
+    timeout -k 5 200 python3 bench/peer_sdpa.py --sweep bars --backends cudnn,fa4 --out "$o/peers_bars.csv" \
+        2>"$o/peers.log"
+    echo "peers rc $?" | tee -a "$o/bars.log"
 }

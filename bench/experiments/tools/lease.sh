@@ -26,8 +26,6 @@
 # patches landed since: to rebuild, check out 3f5a207's steps first.
 set -u
 cd "$(dirname "$0")/../../.."
-SHAPES="--shape 4,8,4096,4096,64 --shape 4,8,16384,16384,64 --shape 4,8,4096,4096,64,c --shape 4,8,16384,16384,64,c
-        --shape 4,8,4096,4096,128 --shape 4,8,16384,16384,128 --shape 4,8,4096,4096,128,c --shape 4,8,16384,16384,128,c"
 . bench/experiments/tools/candidates.sh
 case ${1:-} in
 pack)
@@ -77,24 +75,8 @@ unpack)   # on the H200: the builds, and this call's share of FlashAttention-4 i
 3)
     o=${2:?usage: lease.sh 3 OUT}
     bash "$0" unpack
-    B=build/v12m
     sd=$(steps_with 13_backward_wgmma=build/v13d/mb.so)
-    sha=$(cat .git-sha)
-    sed 's/fwd,bwd/fwd/' bench/sweeps.txt >/tmp/sweeps_fwd
-    sed 's/fwd,bwd/bwd/' bench/sweeps.txt >/tmp/sweeps_bwd
-    {
-        echo "commit $sha; step 12 as committed, step 13 with 13_bwd_descriptors/desc.patch + mask.patch"
-        ATTN_STEPS_DIR=$sd ATTN_SWEEPS_FILE=/tmp/sweeps_fwd ATTN_GIT_SHA=$sha timeout -k 5 150 \
-            build/attn bench --sweep bars --steps 12 --out /tmp/bars_fwd.csv
-        echo "forward rc $?"
-        ATTN_STEPS_DIR=$sd ATTN_SWEEPS_FILE=/tmp/sweeps_bwd ATTN_GIT_SHA=$sha timeout -k 5 150 \
-            build/attn bench --sweep bars --steps 13 --out /tmp/bars_bwd.csv
-        echo "backward rc $?"
-    } >"$o/bars.log" 2>&1
-    { cat /tmp/bars_fwd.csv; tail -n +2 /tmp/bars_bwd.csv; } >"$o/bars.csv"
-    timeout -k 5 200 python3 bench/peer_sdpa.py --sweep bars --backends cudnn,fa4 --out "$o/peers_bars.csv" \
-        2>"$o/peers.log"
-    echo "peers rc $?" | tee -a "$o/bars.log"
+    bars_run "$o" "$sd" "step 12 as committed, step 13 with 13_bwd_descriptors/desc.patch + mask.patch"
     grep -c ',ok' "$o/bars.csv" "$o/peers_bars.csv"
     ;;
 4)
@@ -116,7 +98,7 @@ unpack)   # on the H200: the builds, and this call's share of FlashAttention-4 i
         ATTN_STEPS_DIR=$(steps_with 14_gqa=${v#*=}) timeout -k 5 90 build/attn run --step 14_gqa $far 2>&1 | grep -v '^timed'
     done >"$tmp/far14.txt" 2>&1
     # shellcheck disable=SC2086
-    timeout -k 5 120 build/v15/ab --backward --rounds 3 --reps 10 $SHAPES build/v13d/base.so build/v13d/mb.so \
+    timeout -k 5 120 build/v15/ab --backward --rounds 3 --reps 10 $BAR_SHAPES build/v13d/base.so build/v13d/mb.so \
         build/v13f/fin13.so >"$o/ab_fin.csv" 2>"$tmp/ab_fin.log"
     echo "ab rc $?" >>"$tmp/ab_fin.log"
     timeout -k 5 120 ncu --clock-control none --section SpeedOfLight --section WarpStateStats \

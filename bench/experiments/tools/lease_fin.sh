@@ -33,22 +33,7 @@ pack)
           bash build/v15/fa4-install.sh /tmp/fa4/b /tmp/fa4a; } >"$o/fa4_install.txt" 2>&1
     tail -n 1 "$o/fa4_install.txt"
     sd=$(steps_with 13_backward_wgmma=build/v13f/fin13.so 14_gqa=build/v13f/fin14.so)
-    sha=$(cat .git-sha)
-    sed 's/fwd,bwd/fwd/' bench/sweeps.txt >/tmp/sweeps_fwd
-    sed 's/fwd,bwd/bwd/' bench/sweeps.txt >/tmp/sweeps_bwd
-    {
-        echo "commit $sha; step 12 as committed, step 13 as fin13 (13_bwd_descriptors/fin.sh)"
-        ATTN_STEPS_DIR=$sd ATTN_SWEEPS_FILE=/tmp/sweeps_fwd ATTN_GIT_SHA=$sha timeout -k 5 150 \
-            build/attn bench --sweep bars --steps 12 --out /tmp/bars_fwd.csv
-        echo "forward rc $?"
-        ATTN_STEPS_DIR=$sd ATTN_SWEEPS_FILE=/tmp/sweeps_bwd ATTN_GIT_SHA=$sha timeout -k 5 150 \
-            build/attn bench --sweep bars --steps 13 --out /tmp/bars_bwd.csv
-        echo "backward rc $?"
-    } >"$o/bars.log" 2>&1
-    { cat /tmp/bars_fwd.csv; tail -n +2 /tmp/bars_bwd.csv; } >"$o/bars.csv"
-    timeout -k 5 200 python3 bench/peer_sdpa.py --sweep bars --backends cudnn,fa4 --out "$o/peers_bars.csv" \
-        2>"$o/peers.log"
-    echo "peers rc $?" | tee -a "$o/bars.log"
+    bars_run "$o" "$sd" "step 12 as committed, step 13 as fin13 (13_bwd_descriptors/fin.sh)"
     ;;
 *)
     sed -n '2,17p' "$0"
