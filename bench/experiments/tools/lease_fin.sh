@@ -13,6 +13,9 @@
 #   call 2, carry .carry build/fa4s2:  lease_fin.sh 2 $OUT   FlashAttention-4 installed, then the
 #                                      bars sweep (step 12 forward, fin13 as step 13 backward) and
 #                                      the peers (~5 min); canonical only if call 1 says land
+#   call 3, carry .carry:              lease_fin.sh 3 $OUT [fin]   the standard sweep of steps 12
+#                                      and 13 beside SDPA and FA4 (../12_descriptors/standard.sh),
+#                                      with fin13 as step 13 when asked (~9 min)
 set -u
 cd "$(dirname "$0")/../../.."
 . bench/experiments/tools/candidates.sh
@@ -35,8 +38,15 @@ pack)
     sd=$(steps_with 13_backward_wgmma=build/v13f/fin13.so 14_gqa=build/v13f/fin14.so)
     bars_run "$o" "$sd" "step 12 as committed, step 13 as fin13 (13_bwd_descriptors/fin.sh)"
     ;;
+3)
+    o=${2:?usage: lease_fin.sh 3 OUT [fin]}
+    [ -d build/v13f ] || bash $L unpack
+    [ "${3:-}" = fin ] && export ATTN_STEPS_DIR=$(steps_with 13_backward_wgmma=build/v13f/fin13.so 14_gqa=build/v13f/fin14.so)
+    bash bench/experiments/12_descriptors/standard.sh "$o"
+    tail -n 3 "$o/bench.log"
+    ;;
 *)
-    sed -n '2,17p' "$0"
+    sed -n '2,20p' "$0"
     exit 2
     ;;
 esac
