@@ -607,11 +607,13 @@ constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LO
 
 /* The backward's choices per head dim, each read where it switches (bwd_main's stages):
  *   Br             query rows per tile of the loop, the N of S^T and dP^T
- *   DQ_BY_COLUMNS  how the two warpgroups share dQ = dS K [Br x D] of a query tile. By columns:
- *                  warpgroup w takes columns 64w.. over all 128 keys (both halves of dS^T, a
- *                  barrier between the two, two dS^T buffers). By keys: each takes all 64
- *                  columns over its own 64 keys, and both are added into the same place. Either
- *                  way a warpgroup adds PIECES pieces of 64 x 64 fp32, 64 query rows each
+ *   DQ_BY_COLUMNS  how the two warpgroups share dQ = dS K [Br x D] of a query tile, each one
+ *                  64 x 64 fp32 piece of it over all 128 keys (both halves of dS^T: a barrier
+ *                  between the two, two dS^T buffers). By columns (D = 128, Br = 64): warpgroup
+ *                  w takes columns 64w... By rows (D = 64, Br = 128): query rows 64w... (Each
+ *                  taking its own 64 keys, all rows and columns, would spare the barrier, but
+ *                  both would add a whole Br x D tile into the same floats: twice the bytes
+ *                  reduced in L2, which Nsight Compute found 80 % busy at D = 64 that way.)
  *   DS_STMATRIX    dS^T goes to shared memory by stmatrix, not by plain stores
  *   DK_AFTER_DQ    a tile issues its products in the order S^T, dP^T, dV, dQ, dK
  *                  (FlashAttention-3's): dQ's staging then runs while the tensor cores do dK.
@@ -619,24 +621,24 @@ constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LO
  *   LSE2_EARLY     lse2's first two pairs are read before the wait for S^T
  *   UNMASKED       a problem with no masked pair (not causal, Nk a multiple of 128) runs
  *                  bwd_main<D, false>, compiled without the mask. At D = 64 that is 3-5 % faster
- *                  than the masked kernel; at D = 128 ptxas spills one value more in its loop,
- *                  0.8 % slower, so D = 128 runs the masked kernel always */
+ *                  than the masked kernel, and at D = 128 about 2 % (with the masked kernel's
+ *                  wgmma descriptors built once a tile, neither spills) */
 template <int D> struct BwdTiles;
 template <> struct BwdTiles<128> {
     static constexpr int Br = 64;   /* registers: dK and dV take 128 per thread */
     static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, DK_AFTER_DQ = true;
-    static constexpr bool LSE2_EARLY = true, UNMASKED = false;
+    static constexpr bool LSE2_EARLY = true, UNMASKED = true;
 };
 template <> struct BwdTiles<64> {
     static constexpr int Br = 128;   /* twice the products per tile for the same bookkeeping */
-    /* stmatrix, and dK after dQ, measured slower here; no registers to spare for lse2 */
-    static constexpr bool DQ_BY_COLUMNS = false, DS_STMATRIX = false, DK_AFTER_DQ = false;
+    /* stmatrix measured slower here; no registers to spare for lse2 */
+    static constexpr bool DQ_BY_COLUMNS = false, DS_STMATRIX = false, DK_AFTER_DQ = true;
     static constexpr bool LSE2_EARLY = false, UNMASKED = true;
 };
 
 /* bwd_main's named barriers (0 is __syncthreads), both between consumer threads only */
 enum BwdBarrier : int {
-    BAR_DS_BOTH = 1,   /* 2 * WG threads: both warpgroups' halves of dS^T are in (DQ_BY_COLUMNS) */
+    BAR_DS_BOTH = 1,   /* 2 * WG threads: both warpgroups' halves of dS^T are in */
     BAR_WG = 2,        /* BAR_WG + w, WG threads: warpgroup w alone (its dS^T, its dQ staging) */
     /* DET, between warpgroup w and the dQ writer warp (WG + 32 threads, det2_store_dq): */
     BAR_DQ_FULL = 4,   /* BAR_DQ_FULL + w: w's staging is written (w arrives, the writer waits) */
@@ -648,18 +650,17 @@ enum BwdBarrier : int {
  * launch asks for, 1 KB of room for that alignment included.
  *   K, V      the block's 128 keys, [Bc][D] in 64-column atoms (TMA, once)
  *   Q, dO     BWD_STAGES stages of [Br][D] (the producer's ring)
- *   dS        dS^T [128 keys][Br queries] bf16, Br / 64 atoms of 64 queries; two buffers with
- *             DQ_BY_COLUMNS, where both warpgroups read it (the other may still read the last one)
- *   dQ        the two warpgroups' dQ staging, fp32 (PIECES pieces of 64 x 64 each)
+ *   dS        dS^T [128 keys][Br queries] bf16, Br / 64 atoms of 64 queries; two buffers, as
+ *             both warpgroups read it (the other may still read the last one)
+ *   dQ        the two warpgroups' dQ staging, fp32 (a piece of 64 x 64 each)
  *   lse2, Di  BWD_STAGES stages of Br floats of lse2 and Di (bulk copies beside Q and dO)
  *   bar_kv, full, empty   the mbarriers: K/V arrived; a stage full; a stage free */
 template <int D> struct BwdSmem {
     static constexpr int Br = BwdTiles<D>::Br;
-    static constexpr int PIECES = BwdTiles<D>::DQ_BY_COLUMNS ? 1 : Br / 64,
-                         DS_BUFS = BwdTiles<D>::DQ_BY_COLUMNS ? 2 : 1;
+    static constexpr int DS_BUFS = 2;
     static constexpr uint32_t KV = tile_bytes<D>(BWD_BC), QT = tile_bytes<D>(Br);
     static constexpr uint32_t DS_ATOM = BWD_BC * 128, DS = Br / 64 * DS_ATOM;
-    static constexpr uint32_t DQ = PIECES * BWD_DQ_FLOATS * 4;   /* one warpgroup's pieces */
+    static constexpr uint32_t DQ = BWD_DQ_FLOATS * 4;   /* one warpgroup's piece */
     static constexpr uint32_t K = 0, V = K + KV, Q = V + KV, dO = Q + BWD_STAGES * QT,
                               dS = dO + BWD_STAGES * QT, dQ = dS + DS_BUFS * DS,
                               lse2 = dQ + 2 * DQ, Di = lse2 + BWD_STAGES * Br * 4,
@@ -936,27 +937,32 @@ __device__ __forceinline__ int det2_turn(const BwdBlock &blk, int qt, int n_kt, 
     return grp.first + (rank < 0 ? rank + grp.size : rank);
 }
 
+/* The 64 x 64 piece of dq_acc that warpgroup w adds for query tile qt (DQ_BY_COLUMNS): by columns
+ * its 64 columns of the tile's 64 rows, by rows its 64 rows (qb = qt Br / 64 + w) of the 64
+ * columns. dq_acc holds the pieces of a head by 64-row block, then by 64-column atom. */
+template <int D>
+__device__ __forceinline__ size_t dq_piece(const BwdBlock &blk, size_t bh, int qt, int w)
+{
+    constexpr int Br = BwdTiles<D>::Br;
+    return (bh * blk.n_qb + (size_t)qt * (Br / 64)) * (D / 64) + w;
+}
+
 /* The dQ writer (DET): warp 1 of the producer warpgroup (24 registers), query tile by query tile
  * in the consumers' order (walk_qt). Per tile, warpgroup w's staging as it is handed over
  * (BAR_DQ_FULL + w), added into dq_acc by one bulk reduce-add and handed back once read
  * (BAR_DQ_EMPTY + w). The consumers go on to the next tile meanwhile: the wait for the turn and
  * for the add to complete, on each warpgroup's path every tile in step 13's DET, are the
- * writer's alone. One turn per visit, both adds inside it, warpgroup 0's first: at D = 128 they
- * add into different columns, so both run at once and one wait covers them; at D = 64
- * (DQ_BY_COLUMNS false) they add into the same floats, and two bulk adds in flight keep no order
- * between them, so warpgroup 1's waits for warpgroup 0's to complete: dq_acc + wg0 + wg1 in
- * that order, the same bits every run. (Summing the two stagings in shared memory first would
- * save that wait, at the price of 64 KB of shared loads per tile in a 24-register warp, beside
- * the wgmmas' reads.) The EMPTY barriers balance: one arrival before the first tile, one after
- * each tile but the last. */
+ * writer's alone. One turn per visit, both adds inside it: they add into different pieces
+ * (dq_piece), so both run at once and one wait covers them, and each piece's adds come in the
+ * turns' order, the same bits every run. The EMPTY barriers balance: one arrival before the
+ * first tile, one after each tile but the last. */
 template <int D>
 __device__ __forceinline__ void det2_store_dq(const BwdShared &sm, const BwdBlock &blk,
                                               float *dq_acc, int *dq_turns, int Nk, int causal,
                                               int sms, int lane)
 {
-    constexpr int Bc = BWD_BC, PIECES = BwdSmem<D>::PIECES;
+    constexpr int Bc = BWD_BC;
     constexpr uint32_t DQ = BwdSmem<D>::DQ;
-    constexpr bool BY_COLUMNS = BwdTiles<D>::DQ_BY_COLUMNS;
     const int n_kt = (Nk + Bc - 1) / Bc;
     const Det2Group grp = causal ? Det2Group{0, 1} : det2_group(blk.k0 / Bc, n_kt, blk.n_qt, sms);
     named_bar_arrive(BAR_DQ_EMPTY, WG + 32);
@@ -966,24 +972,16 @@ __device__ __forceinline__ void det2_store_dq(const BwdShared &sm, const BwdBloc
         const int j = i / per, bh = blk.bkv * blk.group + j;
         const int qt = walk_qt<true>(blk, blk.qt_begin + i - j * per);
         int *turns = dq_turns + (size_t)bh * blk.n_qt + qt;
-        /* add_dq's pieces: by columns, warpgroup w's 64 columns; by keys, both the same */
-        float *dst = dq_acc + (BY_COLUMNS ? ((size_t)bh * blk.n_qb + qt) * 2
-                                          : (size_t)bh * blk.n_qb + (size_t)qt * PIECES) *
-                                  BWD_DQ_FLOATS;
 #pragma unroll
         for (int w = 0; w < 2; w++) {
             named_bar_sync(BAR_DQ_FULL + w, WG + 32);
             if (lane == 0) {
                 if (w == 0)
                     det_wait_turn(turns, det2_turn<D>(blk, qt, n_kt, grp, causal));
-                bulk_reduce_add_f32(dst + (BY_COLUMNS ? w * BWD_DQ_FLOATS : 0), sm.dQ + w * DQ, DQ);
+                bulk_reduce_add_f32(dq_acc + dq_piece<D>(blk, bh, qt, w) * BWD_DQ_FLOATS,
+                                    sm.dQ + w * DQ, DQ);
                 bulk_commit();
-                if (!BY_COLUMNS && w == 0) {
-                    bulk_wait<0>();   /* in memory before warpgroup 1's add to the same floats */
-                    asm volatile("fence.proxy.async.global;\n" ::: "memory");
-                } else {
-                    bulk_wait_read<0>();
-                }
+                bulk_wait_read<0>();
             }
             __syncwarp();
             if (i + 1 < blk.n_iter)
@@ -1012,7 +1010,7 @@ struct BwdQueryTile {
  * dsa[2j + a] are their bf16 pairs (layout: mma_sm90.cuh). */
 template <int D, bool MASKED, bool DET> struct BwdConsumer {
     using Tiles = BwdTiles<D>;
-    static constexpr int Bc = BWD_BC, Br = Tiles::Br, PIECES = BwdSmem<D>::PIECES;
+    static constexpr int Bc = BWD_BC, Br = Tiles::Br;
     static constexpr uint32_t DS_ATOM = BwdSmem<D>::DS_ATOM, DQ = BwdSmem<D>::DQ;
 
     const BwdShared &sm;
@@ -1025,7 +1023,7 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
     float (&dv)[D / 2], (&dk)[D / 2];
     float (&s)[Br / 2], (&dp)[Br / 2];
     uint32_t (&pa)[Br / 4], (&dsa)[Br / 4];
-    float (&dq)[PIECES][BWD_DQ_FLOATS / WG];
+    float (&dq)[BWD_DQ_FLOATS / WG];
     float2 (&lse2_01)[2];
 
     /* S^T = K_wg Q^T and dP^T = V_wg dO^T: two groups, m64n{Br}k16, all operands K-major */
@@ -1140,29 +1138,20 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
                                                         4 * th.t)) = dsa[2 * j + a];
         }
         fence_proxy_async_smem();
-        if (Tiles::DQ_BY_COLUMNS)
-            named_bar_sync(BAR_DS_BOTH, 2 * WG);   /* both halves of dS^T are in */
-        else
-            named_bar_sync(BAR_WG + wg, WG);       /* this warpgroup's half is in */
+        named_bar_sync(BAR_DS_BOTH, 2 * WG);   /* both halves of dS^T are in */
     }
 
-    /* dQ pieces = dS K: A = dS^T as stored (MN-major), B = K as stored (MN-major). By columns,
-     * this warpgroup's 64 columns of K over all 128 keys; by keys, its own 64 keys, all columns,
-     * one piece per 64 query rows. */
+    /* dQ's piece = dS K over all 128 keys: A = dS^T as stored (MN-major), B = K as stored
+     * (MN-major). By columns, this warpgroup's 64 columns of K (atom wg); by rows, its 64 query
+     * rows of dS (atom wg). */
     __device__ __forceinline__ void mma_dq(uint32_t ds_buf)
     {
-#pragma unroll
-        for (int h = 0; h < PIECES; h++)
-            reg_fence(dq[h]);
+        reg_fence(dq);
         wgmma_fence();
-        if (Tiles::DQ_BY_COLUMNS) {
-            mma_AtB<Bc / 16>(dq[0], ds_buf, 0, DS_ATOM, sm.K, th.wg, tile_bytes<64>(Bc), 0);
-        } else {
-#pragma unroll
-            for (int h = 0; h < PIECES; h++)   /* query rows 64h.. of the tile */
-                mma_AtB<64 / 16>(dq[h], ds_buf, h, DS_ATOM, sm.K, 0, tile_bytes<64>(Bc),
-                                 64 * th.wg);
-        }
+        if (Tiles::DQ_BY_COLUMNS)
+            mma_AtB<Bc / 16>(dq, ds_buf, 0, DS_ATOM, sm.K, th.wg, tile_bytes<64>(Bc), 0);
+        else
+            mma_AtB<Bc / 16>(dq, ds_buf, th.wg, DS_ATOM, sm.K, 0, tile_bytes<64>(Bc), 0);
         wgmma_commit();
     }
 
@@ -1188,9 +1177,7 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
             mbar_arrive(sm.empty + 8 * qtile.st);
             wgmma_wait<0>();   /* dQ */
         }
-#pragma unroll
-        for (int h = 0; h < PIECES; h++)
-            reg_fence(dq[h]);
+        reg_fence(dq);
     }
 
     /* The pieces to this warpgroup's staging in fragment order (float4 x of thread l at
@@ -1210,12 +1197,9 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
             named_bar_sync(BAR_WG + wg, WG);
         }
 #pragma unroll
-        for (int h = 0; h < PIECES; h++)
-#pragma unroll
-            for (int x = 0; x < BWD_DQ_FLOATS / WG / 4; x++)
-                *reinterpret_cast<float4 *>(sm.at(stage + h * BWD_DQ_FLOATS * 4 +
-                                                  (x * WG + tid % WG) * 16)) =
-                    make_float4(dq[h][4 * x], dq[h][4 * x + 1], dq[h][4 * x + 2], dq[h][4 * x + 3]);
+        for (int x = 0; x < BWD_DQ_FLOATS / WG / 4; x++)
+            *reinterpret_cast<float4 *>(sm.at(stage + (x * WG + tid % WG) * 16)) =
+                make_float4(dq[4 * x], dq[4 * x + 1], dq[4 * x + 2], dq[4 * x + 3]);
         fence_proxy_async_smem();
         if (DET) {   /* the writer adds it, in its turn, while this warpgroup goes on */
             named_bar_arrive(BAR_DQ_FULL + wg, WG + 32);
@@ -1223,12 +1207,8 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
         }
         named_bar_sync(BAR_WG + wg, WG);
         if (tid % WG == 0) {
-            /* pieces of 64 query rows: by columns, columns 64wg.. of rows 64qt..; by keys, all
-             * columns of rows 128qt.. (two pieces, one after the other there too) */
-            const size_t piece = Tiles::DQ_BY_COLUMNS
-                                     ? ((size_t)qtile.bh * blk.n_qb + qtile.qt) * 2 + wg
-                                     : (size_t)qtile.bh * blk.n_qb + (size_t)qtile.qt * PIECES;
-            bulk_reduce_add_f32(dq_acc + piece * BWD_DQ_FLOATS, stage, DQ);
+            bulk_reduce_add_f32(dq_acc + dq_piece<D>(blk, qtile.bh, qtile.qt, wg) * BWD_DQ_FLOATS,
+                                stage, DQ);
             bulk_commit();
         }
     }
@@ -1275,7 +1255,7 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
                                              const BwdBlock &blk, float *dq_acc, bf16 *dK,
                                              bf16 *dV, int Nk, float c, float scale, int causal)
 {
-    constexpr int Br = BwdTiles<D>::Br, PIECES = BwdSmem<D>::PIECES;
+    constexpr int Br = BwdTiles<D>::Br;
     constexpr uint32_t QT = BwdSmem<D>::QT, DS = BwdSmem<D>::DS, DS_BUFS = BwdSmem<D>::DS_BUFS;
     const int kw0 = blk.k0 + 64 * th.wg;   /* this warpgroup's first key */
     const int warp = th.warp, g = th.g;
@@ -1301,7 +1281,7 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
     float dv[D / 2], dk[D / 2];   /* 64 keys x D each, across the whole loop */
     float s[Br / 2], dp[Br / 2];  /* S^T, then P^T (fp32); dP^T, then dS^T */
     uint32_t pa[Br / 4], dsa[Br / 4];   /* P^T, dS^T in bf16: the A operands of dV, dK */
-    float dq[PIECES][BWD_DQ_FLOATS / WG];   /* this warpgroup's 64 x 64 pieces of dS K */
+    float dq[BWD_DQ_FLOATS / WG];           /* this warpgroup's 64 x 64 piece of dS K */
     float2 lse2_01[2];                      /* LSE2_EARLY: lse2's first two pairs */
 #pragma unroll
     for (int i = 0; i < D / 2; i++)
