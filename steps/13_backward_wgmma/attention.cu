@@ -614,25 +614,16 @@ constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LO
  *                  both would add a whole Br x D tile into the same floats: twice the bytes
  *                  reduced in L2, which Nsight Compute found 80 % busy at D = 64 that way.)
  *   DS_STMATRIX    dS^T goes to shared memory by stmatrix, not by plain stores
- *   DK_AFTER_DQ    a tile issues its products in the order S^T, dP^T, dV, dQ, dK
- *                  (FlashAttention-3's): dQ's staging then runs while the tensor cores do dK.
- *                  If not, dV and dK go out together, before dQ
- *   LSE2_EARLY     lse2's first two pairs are read before the wait for S^T
- *   UNMASKED       a problem with no masked pair (not causal, Nk a multiple of 128) runs
- *                  bwd_main<D, false>, compiled without the mask. At D = 64 that is 3-5 % faster
- *                  than the masked kernel, and at D = 128 about 2 % (with the masked kernel's
- *                  wgmma descriptors built once a tile, neither spills) */
+ *   LSE2_EARLY     lse2's first two pairs are read before the wait for S^T */
 template <int D> struct BwdTiles;
 template <> struct BwdTiles<128> {
     static constexpr int Br = 64;   /* registers: dK and dV take 128 per thread */
-    static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, DK_AFTER_DQ = true;
-    static constexpr bool LSE2_EARLY = true, UNMASKED = true;
+    static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, LSE2_EARLY = true;
 };
 template <> struct BwdTiles<64> {
     static constexpr int Br = 128;   /* twice the products per tile for the same bookkeeping */
     /* stmatrix measured slower here; no registers to spare for lse2 */
-    static constexpr bool DQ_BY_COLUMNS = false, DS_STMATRIX = false, DK_AFTER_DQ = true;
-    static constexpr bool LSE2_EARLY = false, UNMASKED = true;
+    static constexpr bool DQ_BY_COLUMNS = false, DS_STMATRIX = false, LSE2_EARLY = false;
 };
 
 /* bwd_main's named barriers (0 is __syncthreads), both between consumer threads only */
@@ -989,7 +980,7 @@ struct BwdQueryTile {
 };
 
 /* A consumer warpgroup's stages, in the order a query tile runs them: mma_s_dp, p_and_ds,
- * mma_dv_dk, store_ds, mma_dq, issue_dk_wait_dq, add_dq, wait_dk; then, once, store_dk_dv. They
+ * mma_dv, store_ds, mma_dq, issue_dk_wait_dq, add_dq, wait_dk; then, once, store_dk_dv. They
  * work on the registers bwd_consumer declares, held here by reference (force-inlined, they stay
  * registers): s[4j + 2a + b] is key[a], query q0 + 8j + 2t + b, and so is dp; pa[2j + a] and
  * dsa[2j + a] are their bf16 pairs (layout: mma_sm90.cuh). */
@@ -1080,9 +1071,9 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
         }
     }
 
-    /* dV += P^T dO, dK += dS^T Q: A from registers, dO and Q as MN-major B (one group; with
-     * DK_AFTER_DQ dK comes after dQ, in issue_dk_wait_dq) */
-    __device__ __forceinline__ void mma_dv_dk(const BwdQueryTile &qtile)
+    /* dV += P^T dO: A from registers, dO as MN-major B (dK += dS^T Q the same way, after dQ,
+     * in issue_dk_wait_dq) */
+    __device__ __forceinline__ void mma_dv(const BwdQueryTile &qtile)
     {
         reg_fence(dv);
         reg_fence(dk);
@@ -1090,8 +1081,6 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
         reg_fence(dsa);
         wgmma_fence();
         mma_AB<D, Br>(dv, pa, qtile.dO);
-        if (!Tiles::DK_AFTER_DQ)
-            mma_AB<D, Br>(dk, dsa, qtile.q);
         wgmma_commit();
     }
 
@@ -1143,25 +1132,17 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
     /* Once dV and dK are done, the stage's Q, dO, lse2 and Di go back to the producer. Every
      * thread arrives, not one per warp as in the forward: each has read lse2 and Di with plain
      * loads, and its own arrival (a release) is what orders those reads before the producer's
-     * next bulk copy into the stage. With DK_AFTER_DQ dK is issued last, so that the tensor
-     * cores run it while this warpgroup stages dQ (add_dq); dS^T's registers, which it reads,
-     * stay untouched until it is done (wait_dk). */
+     * next bulk copy into the stage. dK is issued last (FlashAttention-3's order), so that the
+     * tensor cores run it while this warpgroup stages dQ (add_dq); dS^T's registers, which it
+     * reads, stay untouched until it is done (wait_dk). */
     __device__ __forceinline__ void issue_dk_wait_dq(const BwdQueryTile &qtile)
     {
-        if (Tiles::DK_AFTER_DQ) {
-            reg_fence(dk);
-            wgmma_fence();
-            mma_AB<D, Br>(dk, dsa, qtile.q);
-            wgmma_commit();
-            wgmma_wait<1>();   /* dV, dQ */
-            reg_fence(dv);
-        } else {
-            wgmma_wait<1>();   /* dV, dK */
-            reg_fence(dv);
-            reg_fence(dk);
-            mbar_arrive(sm.empty + 8 * qtile.st);
-            wgmma_wait<0>();   /* dQ */
-        }
+        reg_fence(dk);
+        wgmma_fence();
+        mma_AB<D, Br>(dk, dsa, qtile.q);
+        wgmma_commit();
+        wgmma_wait<1>();   /* dV, dQ */
+        reg_fence(dv);
         reg_fence(dq);
     }
 
@@ -1197,15 +1178,13 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
         }
     }
 
-    /* With DK_AFTER_DQ: dK done, dS^T's registers free, the stage goes back (issue_dk_wait_dq) */
+    /* dK done, dS^T's registers free, the stage goes back (issue_dk_wait_dq) */
     __device__ __forceinline__ void wait_dk(const BwdQueryTile &qtile)
     {
-        if (Tiles::DK_AFTER_DQ) {
-            wgmma_wait<0>();   /* dK */
-            reg_fence(dk);
-            reg_fence(dsa);
-            mbar_arrive(sm.empty + 8 * qtile.st);
-        }
+        wgmma_wait<0>();   /* dK */
+        reg_fence(dk);
+        reg_fence(dsa);
+        mbar_arrive(sm.empty + 8 * qtile.st);
     }
 
     /* The epilogue, once per block: dK = scale dS^T Q, dV: plain stores of the rows that exist */
@@ -1250,9 +1229,10 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
      * nothing, whatever the row's lse. Not causal, the queries move LATER = 2^29 on, after every
      * real key and before every moved one. Only the tiles with a masked pair run the mask
      * (q0 < mask_below): causal ones with a key after one of their queries, and the last key
-     * tile when it has keys past Nk; at D = 64 a problem with neither runs bwd_main<D, false>,
-     * compiled without the mask (BwdTiles::UNMASKED). A separate mask value per key (the key, or
-     * "never", or "always") costs a register, and at D = 128 that register spills. The key
+     * tile when it has keys past Nk; a problem with neither runs bwd_main<D, false>, compiled
+     * without the mask (3-5 % faster at D = 64, about 2 % at D = 128). A separate mask value
+     * per key (the key, or "never", or "always") costs a register, and at D = 128 that register
+     * spills. The key
      * itself stays a row index everywhere below: a moved key's row, key - k0 + 2^30, gives the
      * right uint32 swizzle offset (2^30 rows x 128 bytes is a multiple of 2^32; a static_assert
      * at PAST checks it), and the last stores skip it (key >= Nk). */
@@ -1284,7 +1264,7 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
 
         cons.mma_s_dp(qtile);
         cons.p_and_ds(qtile);
-        cons.mma_dv_dk(qtile);
+        cons.mma_dv(qtile);
         const uint32_t ds_buf = sm.dS + (i % DS_BUFS) * DS;
         cons.store_ds(ds_buf);
         cons.mma_dq(ds_buf);
@@ -1296,7 +1276,7 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
 }
 
 /* The backward's main kernel, as named stages: the producer's load (bwd_load), then per query
- * tile S^T and dP^T (mma_s_dp), P^T and dS^T (p_and_ds), dV and dK (mma_dv_dk, issue_dk_wait_dq,
+ * tile S^T and dP^T (mma_s_dp), P^T and dS^T (p_and_ds), dV and dK (mma_dv, issue_dk_wait_dq,
  * wait_dk), the dS^T store (store_ds), dQ (mma_dq, add_dq), and the epilogue (store_dk_dv).
  * grid: ceil(Nk / 128) * B*H blocks, one per (key tile, head), in the order bwd_block says.
  * block: consumer warpgroups 0, 1 (keys 0-63, 64-127 of the tile) + the producer warpgroup 2.
@@ -1674,12 +1654,11 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     int hps = bh;
     if (p->causal && bwd_heads_per_section(&hps, bh, n_kt, n_mt, Br) != ATTN_OK)
         return ATTN_ERR_CUDA;
-    /* the kernel compiled without the mask where no pair is masked (BwdTiles::UNMASKED); the
-     * deterministic one, with dQ's adds in turns (DET), masked always */
+    /* the kernel compiled without the mask where no pair is masked; the deterministic one, with
+     * dQ's adds in turns (DET), masked always */
     auto kernel = p->deterministic ? bwd_main<D, true, true> : bwd_main<D, true, false>;
-    if constexpr (BwdTiles<D>::UNMASKED)
-        if (!p->causal && p->seq_k % BWD_BC == 0 && !p->deterministic)
-            kernel = bwd_main<D, false, false>;
+    if (!p->causal && p->seq_k % BWD_BC == 0 && !p->deterministic)
+        kernel = bwd_main<D, false, false>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
         cudaSuccess)
         return ATTN_ERR_CUDA;
