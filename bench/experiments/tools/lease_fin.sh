@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The next GPU session's lease (written 2026-12-01, not yet run): the backward's next candidate
+# A GPU session's lease (run 2026-12-01 at cc275e4; results: ../13_bwd_descriptors/fin_lease/ and
+# ../../results/h200/): the backward's candidate then
 # (../13_bwd_descriptors/fin.sh: fin13, fin14) checked and timed, then the bars sweep with it in
 # place beside SDPA cuDNN and FlashAttention-4. Two calls back to back, as lease.sh's.
 # Here, before the calls:
