@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Step 13's dQ split at D = 64, by query rows (as committed) or by keys, against N. Before the
+# rows landed, ../13_bwd_descriptors/ab_run/ timed both (with dK after dQ) against the same base:
+# by rows 0.90x at N = 4096 not causal where by keys was 1.01-1.04x, but by keys 0.88-0.89x at
+# N = 16384 where by rows was 0.95-0.96x (causal: 0.87-0.88x against 0.90x). If that holds, the
+# split is a choice per problem, not per head dim; this finds where it crosses.
+#   base       step 13 as committed (by rows, dK after dQ)
+#   keys       by keys: ../13_dq_rows/rows.patch reversed (each warpgroup dQ over its own 64
+#              keys, all rows: two 64 x 64 pieces, both added onto the same floats, no barrier
+#              between the warpgroups); its D = 64 kernels' PTX is that of ab_run's mb_dk64
+#   stm        by rows, dS^T stored by stmatrix at D = 64 too (549 instructions a query tile
+#              against 595, no spills: ptxas.txt)
+#   keys_stm   both
+# Here (nvcc, no GPU):  bench/experiments/13_dq_split/run.sh build    (build/v13s/, ptxas.txt)
+# On the H200 (carry build/steps, build/attn, build/v13s, build/v15, .device-libs;
+# LD_LIBRARY_PATH=$PWD/.device-libs):
+#   run.sh run OUT   each build checked on three ragged D = 64 shapes and one N = 16384 shape
+#                    (quick.txt), then timed launch by launch against base at D = 64,
+#                    N = 2048 ... 32768, causal and not, 3 rounds of 10 (~2 min); OUT gets ab.csv,
+#                    summary.txt (each build's time over base's), quick.txt
+set -u
+cd "$(dirname "$0")/../../.."
+. bench/experiments/tools/candidates.sh
+B=build/v13s
+BUILDS="base keys stm keys_stm"
+SHAPES="--shape 4,8,2048,2048,64 --shape 4,8,2048,2048,64,c --shape 4,8,4096,4096,64 --shape 4,8,4096,4096,64,c
+        --shape 4,8,8192,8192,64 --shape 4,8,8192,8192,64,c --shape 4,8,16384,16384,64
+        --shape 4,8,16384,16384,64,c --shape 2,8,32768,32768,64"
+case ${1:-} in
+build)
+    set -e -o pipefail
+    make -s
+    mkdir -p $B
+    cp steps/13_backward_wgmma/attention.cu $B/base.cu
+    cp steps/13_backward_wgmma/attention.cu $B/keys.cu
+    # rows.patch reversed: its header-comment hunk and the hunk of issue_dk_wait_dq's last fence
+    # no longer match (the flags removed since); the fence is put back by hand below
+    patch -s -R -p1 -r - --no-backup-if-mismatch $B/keys.cu bench/experiments/13_dq_rows/rows.patch || true
+    python3 - $B/keys.cu <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+a = "        wgmma_wait<1>();   /* dV, dQ */\n        reg_fence(dv);\n        reg_fence(dq);"
+assert s.count(a) == 1, "issue_dk_wait_dq's fence not found"
+s = s.replace(a, "        wgmma_wait<1>();   /* dV, dQ */\n        reg_fence(dv);\n#pragma unroll\n"
+                 "        for (int h = 0; h < PIECES; h++)\n            reg_fence(dq[h]);")
+open(p, "w").write(s)
+PY
+    cp $B/base.cu $B/stm.cu
+    cp $B/keys.cu $B/keys_stm.cu
+    flag $B/stm.cu 64 DS_STMATRIX false true
+    flag $B/keys_stm.cu 64 DS_STMATRIX false true
+    grep -q "DS_STMATRIX = true, LSE2_EARLY = false" $B/stm.cu && grep -q "PIECES" $B/keys.cu
+    for v in $BUILDS; do
+        # shellcheck disable=SC2086
+        $NV -Xptxas -v -o $B/$v.so $B/$v.cu >$B/$v.ptxas 2>&1 &
+    done
+    wait
+    CUOBJDUMP=${CUOBJDUMP:-$(command -v cuobjdump || echo /tmp/tools-venv/lib/python3.11/site-packages/nvidia/cu13/bin/cuobjdump)}
+    for v in $BUILDS; do
+        echo "== $v"
+        ptxas_summary $B/$v.ptxas '^bwd_mainILi64'
+        if [ -x "$CUOBJDUMP" ]; then
+            "$CUOBJDUMP" -sass $B/$v.so | python3 bench/experiments/tools/sass_loop.py bwd_mainILi64 32
+        fi
+    done >$B/ptxas.txt
+    cat $B/ptxas.txt
+    [ -x build/v15/ab ] || echo "build/v15/ab missing: bench/experiments/15_decode/run.sh build makes it" >&2
+    ;;
+run)
+    o=${2:?usage: run.sh run OUT}
+    mkdir -p "$o"
+    {   # each build in step 13's place: ragged shapes (masked kernel, padded keys), the unmasked
+        # kernel at N = 16384, causal; attn run checks against the fp64 reference (or step 00)
+        for v in $BUILDS; do
+            vd=$(steps_with 13_backward_wgmma=$B/$v.so)
+            for s in "2,3,300,257,64" "1,4,1000,1000,64 --causal" "1,2,16384,16384,64" "1,2,777,4096,64"; do
+                echo "## $v: attn run --step 13 --backward --shape $s"
+                ATTN_STEPS_DIR=$vd timeout -k 5 60 build/attn run --step 13 --backward --shape $s --reps 2 2>&1 |
+                    grep -E "^(check|timed)|FAIL|rror"
+            done
+        done; } >"$o/quick.txt" 2>&1
+    vs=""
+    for v in $BUILDS; do vs="$vs $B/$v.so"; done
+    # shellcheck disable=SC2086
+    timeout -k 5 240 build/v15/ab --backward --rounds 3 --reps 10 $SHAPES $vs >"$o/ab.csv" 2>"$o/ab.log"
+    { echo "backward at D = 64, each build's time over base's, launch by launch (ab.csv: 3 rounds; min-max)"
+      ab_ratios "$o/ab.csv"
+      echo "quick: $(grep -c PASS "$o/quick.txt") PASS, $(grep -c FAIL "$o/quick.txt") FAIL"; } >"$o/summary.txt"
+    cat "$o/summary.txt"
+    ;;
+*)
+    sed -n '2,22p' "$0"
+    exit 2
+    ;;
+esac
