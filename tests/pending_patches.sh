@@ -10,7 +10,9 @@ if ! command -v patch >/dev/null; then
     exit 0
 fi
 E=bench/experiments
-chains=(   # none pending: rows.patch and rows14.patch landed in steps 13 and 14
+chains=(
+    "13_backward_wgmma: $E/13_dq_split/pern.patch"
+    "14_gqa: $E/13_dq_split/pern14.patch"
 )
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -11,18 +11,25 @@
 #   stm        by rows, dS^T stored by stmatrix at D = 64 too (549 instructions a query tile
 #              against 595, no spills: ptxas.txt)
 #   keys_stm   both
+#   pern       the split chosen per problem: by keys from Nq = 8192 on, by rows below, not
+#              deterministic (pern.patch: bwd_main<..., KEYS>); every kernel's PTX is base's or
+#              keys's (checked here, labels aside). pern14: the same in step 14 (pern14.patch;
+#              its by-keys kernels' PTX is step 14's before dQ by rows, with dK after dQ)
 # Here (nvcc, no GPU):  bench/experiments/13_dq_split/run.sh build    (build/v13s/, ptxas.txt)
-# On the H200 (carry build/steps, build/attn, build/v13s, build/v15, .device-libs;
+# On the H200 (carry build/steps, build/attn, build/tests, build/v13s, build/v15, .device-libs;
 # LD_LIBRARY_PATH=$PWD/.device-libs):
-#   run.sh run OUT   each build checked on three ragged D = 64 shapes and one N = 16384 shape
-#                    (quick.txt), then timed launch by launch against base at D = 64,
+#   run.sh run OUT   each build checked on six D = 64 shapes (ragged, both sides of Nq = 8192),
+#                    pern14 on four grouped ones (quick.txt), then timed launch by launch against base at D = 64,
 #                    N = 2048 ... 32768, causal and not, 3 rounds of 10 (~2 min); OUT gets ab.csv,
 #                    summary.txt (each build's time over base's), quick.txt
+#   run.sh tests OUT if pern wins: the GPU suite and bench/sanitize.sh 13 14 with pern and pern14
+#                    in the steps' place (~6 min; candidates.sh's suite); OUT gets summary.txt,
+#                    logs.tar.gz
 set -u
 cd "$(dirname "$0")/../../.."
 . bench/experiments/tools/candidates.sh
 B=build/v13s
-BUILDS="base keys stm keys_stm"
+BUILDS="base keys stm keys_stm pern"
 SHAPES="--shape 4,8,2048,2048,64 --shape 4,8,2048,2048,64,c --shape 4,8,4096,4096,64 --shape 4,8,4096,4096,64,c
         --shape 4,8,8192,8192,64 --shape 4,8,8192,8192,64,c --shape 4,8,16384,16384,64
         --shape 4,8,16384,16384,64,c --shape 2,8,32768,32768,64"
@@ -46,18 +53,20 @@ s = s.replace(a, "        wgmma_wait<1>();   /* dV, dQ */\n        reg_fence(dv)
                  "        for (int h = 0; h < PIECES; h++)\n            reg_fence(dq[h]);")
 open(p, "w").write(s)
 PY
+    patch -s -p1 -o $B/pern.cu steps/13_backward_wgmma/attention.cu bench/experiments/13_dq_split/pern.patch
+    patch -s -p1 -o $B/pern14.cu steps/14_gqa/attention.cu bench/experiments/13_dq_split/pern14.patch
     cp $B/base.cu $B/stm.cu
     cp $B/keys.cu $B/keys_stm.cu
     flag $B/stm.cu 64 DS_STMATRIX false true
     flag $B/keys_stm.cu 64 DS_STMATRIX false true
     grep -q "DS_STMATRIX = true, LSE2_EARLY = false" $B/stm.cu && grep -q "PIECES" $B/keys.cu
-    for v in $BUILDS; do
+    for v in $BUILDS pern14; do
         # shellcheck disable=SC2086
         $NV -Xptxas -v -o $B/$v.so $B/$v.cu >$B/$v.ptxas 2>&1 &
     done
     wait
     CUOBJDUMP=${CUOBJDUMP:-$(command -v cuobjdump || echo /tmp/tools-venv/lib/python3.11/site-packages/nvidia/cu13/bin/cuobjdump)}
-    for v in $BUILDS; do
+    for v in $BUILDS pern14; do
         echo "== $v"
         ptxas_summary $B/$v.ptxas '^bwd_mainILi64'
         if [ -x "$CUOBJDUMP" ]; then
@@ -74,11 +83,20 @@ run)
         # kernel at N = 16384, causal; attn run checks against the fp64 reference (or step 00)
         for v in $BUILDS; do
             vd=$(steps_with 13_backward_wgmma=$B/$v.so)
-            for s in "2,3,300,257,64" "1,4,1000,1000,64 --causal" "1,2,16384,16384,64" "1,2,777,4096,64"; do
+            for s in "2,3,300,257,64" "1,4,1000,1000,64 --causal" "1,2,16384,16384,64" "1,2,777,4096,64" \
+                     "1,2,8200,8300,64 --causal" "1,2,9000,8191,64"; do
                 echo "## $v: attn run --step 13 --backward --shape $s"
                 ATTN_STEPS_DIR=$vd timeout -k 5 60 build/attn run --step 13 --backward --shape $s --reps 2 2>&1 |
                     grep -E "^(check|timed)|FAIL|rror"
             done
+        done
+        # pern14: step 14 with groups on both sides of Nq = 8192, and the deterministic form
+        vd=$(steps_with 14_gqa=$B/pern14.so)
+        for s in "1,8,8200,8300,64,2 --causal" "1,4,9000,8191,64,1" "2,8,1000,777,64,4" \
+                 "1,4,8192,8192,64,2 --deterministic"; do
+            echo "## pern14: attn run --step 14 --backward --shape $s"
+            ATTN_STEPS_DIR=$vd timeout -k 5 60 build/attn run --step 14 --backward --shape $s --reps 2 2>&1 |
+                grep -E "^(check|timed)|FAIL|rror"
         done; } >"$o/quick.txt" 2>&1
     vs=""
     for v in $BUILDS; do vs="$vs $B/$v.so"; done
@@ -89,8 +107,19 @@ run)
       echo "quick: $(grep -c PASS "$o/quick.txt") PASS, $(grep -c FAIL "$o/quick.txt") FAIL"; } >"$o/summary.txt"
     cat "$o/summary.txt"
     ;;
+tests)
+    o=${2:?usage: run.sh tests OUT}
+    mkdir -p "$o"
+    tmp=$(mktemp -d)
+    sd=$(steps_with 13_backward_wgmma=$B/pern.so 14_gqa=$B/pern14.so)
+    echo "commit $(cat .git-sha 2>/dev/null); steps 13 and 14 as pern and pern14 (13_dq_split)" >"$tmp/gpu_tests.txt"
+    suite "$sd" "$tmp" 13 14
+    suite_summary "$tmp" >"$o/summary.txt" 2>&1
+    cat "$o/summary.txt"
+    tar -czf "$o/logs.tar.gz" -C "$tmp" .
+    ;;
 *)
-    sed -n '2,22p' "$0"
+    sed -n '2,29p' "$0"
     exit 2
     ;;
 esac
