@@ -13,6 +13,7 @@ E=bench/experiments
 chains=(
     "13_backward_wgmma: $E/13_dq_split/pern.patch"
     "14_gqa: $E/13_dq_split/pern14.patch"
+    "12_three_warpgroups: $E/12_streamk64/sk64.patch"
 )
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
