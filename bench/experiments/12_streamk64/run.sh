@@ -55,7 +55,8 @@ build)
 run)
     o=${2:?usage: run.sh run OUT}
     mkdir -p "$o"
-    {   # stream-K's cuts at D = 64: ragged rows and keys, one long head, many heads, and GQA in 14
+    {   # stream-K's cuts at D = 64 (at least 264 work tiles: fewer take step 11's tiles, no cut):
+        # ragged rows and keys, many heads, and GQA in 14
         vd=$(steps_with 12_three_warpgroups=$B/sk12.so 14_gqa=$B/sk14.so)
         for s in "12 4,8,4096,4096,64" "12 1,133,200,3000,64" "12 3,47,257,4099,64" "12 2,5,5000,2100,64" \
                  "12 4,8,2048,2048,64" "14 4,8,3000,3000,64,2"; do
