@@ -25,7 +25,7 @@ L=bench/experiments/tools/lease.sh
 K=build/v12k
 case ${1:-} in
 pack)
-    LEASE_BUILDS="build/steps build/attn build/tests build/v15/ab build/v15/fa4-install.sh build/v13s $K" bash $L pack
+    LEASE_BUILDS="build/steps build/attn build/tests build/v15/ab build/v15/fa4-install.sh $(echo build/v13s/*.so $K/*.so)" bash $L pack
     ;;
 1)
     o=${2:?usage: lease_split.sh 1 OUT}
