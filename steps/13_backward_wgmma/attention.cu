@@ -622,7 +622,7 @@ template <> struct BwdTiles<128> {
 };
 template <> struct BwdTiles<64> {
     static constexpr int Br = 128;   /* twice the products per tile for the same bookkeeping */
-    /* stmatrix measured slower here; no registers to spare for lse2 */
+    /* stmatrix and the early lse2 measured slower here (spills then: note 13) */
     static constexpr bool DQ_BY_COLUMNS = false, DS_STMATRIX = false, LSE2_EARLY = false;
 };
 
