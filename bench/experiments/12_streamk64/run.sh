@@ -58,12 +58,10 @@ run)
     {   # stream-K's cuts at D = 64 (at least 264 work tiles: fewer take step 11's tiles, no cut):
         # ragged rows and keys, many heads, and GQA in 14
         vd=$(steps_with 12_three_warpgroups=$B/sk12.so 14_gqa=$B/sk14.so)
-        for s in "12 4,8,4096,4096,64" "12 1,133,200,3000,64" "12 3,47,257,4099,64" "12 2,5,5000,2100,64" \
-                 "12 4,8,2048,2048,64" "14 4,8,3000,3000,64,2"; do
-            echo "## attn run --step ${s%% *} --shape ${s#* }"
-            ATTN_STEPS_DIR=$vd timeout -k 5 60 build/attn run --step ${s%% *} --shape ${s#* } --reps 2 2>&1 |
-                grep -E "^(check|timed)|FAIL|rror"
-        done; } >"$o/quick.txt" 2>&1
+        quick_runs "$vd" 12 "" "4,8,4096,4096,64" "1,133,200,3000,64" "3,47,257,4099,64" \
+            "2,5,5000,2100,64" "4,8,2048,2048,64"
+        quick_runs "$vd" 14 "" "4,8,3000,3000,64,2"
+    } >"$o/quick.txt" 2>&1
     # shellcheck disable=SC2086
     timeout -k 5 150 build/v15/ab --rounds 3 --reps 10 $SHAPES $B/base.so $B/sk12.so >"$o/ab.csv" 2>"$o/ab.log"
     { echo "forward, sk12's time over step 12's, launch by launch (ab.csv: 3 rounds; min-max)"

@@ -65,13 +65,10 @@ PY
         $NV -Xptxas -v -o $B/$v.so $B/$v.cu >$B/$v.ptxas 2>&1 &
     done
     wait
-    CUOBJDUMP=${CUOBJDUMP:-$(command -v cuobjdump || echo /tmp/tools-venv/lib/python3.11/site-packages/nvidia/cu13/bin/cuobjdump)}
     for v in $BUILDS pern14; do
         echo "== $v"
         ptxas_summary $B/$v.ptxas '^bwd_mainILi64'
-        if [ -x "$CUOBJDUMP" ]; then
-            "$CUOBJDUMP" -sass $B/$v.so | python3 bench/experiments/tools/sass_loop.py bwd_mainILi64 32
-        fi
+        sass_counts bwd_mainILi64 32 $B/$v.so
     done >$B/ptxas.txt
     cat $B/ptxas.txt
     [ -x build/v15/ab ] || echo "build/v15/ab missing: bench/experiments/15_decode/run.sh build makes it" >&2
@@ -80,24 +77,19 @@ run)
     o=${2:?usage: run.sh run OUT}
     mkdir -p "$o"
     {   # each build in step 13's place: ragged shapes (masked kernel, padded keys), the unmasked
-        # kernel at N = 16384, causal; attn run checks against the fp64 reference (or step 00)
+        # kernel at N = 16384, both sides of Nq = 8192, causal; attn run checks each against the
+        # fp64 reference (or step 00)
         for v in $BUILDS; do
-            vd=$(steps_with 13_backward_wgmma=$B/$v.so)
-            for s in "2,3,300,257,64" "1,4,1000,1000,64 --causal" "1,2,16384,16384,64" "1,2,777,4096,64" \
-                     "1,2,8200,8300,64 --causal" "1,2,9000,8191,64"; do
-                echo "## $v: attn run --step 13 --backward --shape $s"
-                ATTN_STEPS_DIR=$vd timeout -k 5 60 build/attn run --step 13 --backward --shape $s --reps 2 2>&1 |
-                    grep -E "^(check|timed)|FAIL|rror"
-            done
+            echo "# $v"
+            quick_runs "$(steps_with 13_backward_wgmma=$B/$v.so)" 13 --backward "2,3,300,257,64" \
+                "1,4,1000,1000,64 --causal" "1,2,16384,16384,64" "1,2,777,4096,64" \
+                "1,2,8200,8300,64 --causal" "1,2,9000,8191,64"
         done
         # pern14: step 14 with groups on both sides of Nq = 8192, and the deterministic form
-        vd=$(steps_with 14_gqa=$B/pern14.so)
-        for s in "1,8,8200,8300,64,2 --causal" "1,4,9000,8191,64,1" "2,8,1000,777,64,4" \
-                 "1,4,8192,8192,64,2 --deterministic"; do
-            echo "## pern14: attn run --step 14 --backward --shape $s"
-            ATTN_STEPS_DIR=$vd timeout -k 5 60 build/attn run --step 14 --backward --shape $s --reps 2 2>&1 |
-                grep -E "^(check|timed)|FAIL|rror"
-        done; } >"$o/quick.txt" 2>&1
+        echo "# pern14"
+        quick_runs "$(steps_with 14_gqa=$B/pern14.so)" 14 --backward "1,8,8200,8300,64,2 --causal" \
+            "1,4,9000,8191,64,1" "2,8,1000,777,64,4" "1,4,8192,8192,64,2 --deterministic"
+    } >"$o/quick.txt" 2>&1
     vs=""
     for v in $BUILDS; do vs="$vs $B/$v.so"; done
     # shellcheck disable=SC2086

@@ -15,6 +15,12 @@
 #                                and step 13's backward, then SDPA cuDNN and FlashAttention-4 in
 #                                the same call: OUT/bars.csv, peers_bars.csv, bars.log (LINE first)
 #   flag FILE D NAME FROM TO     sets BwdTiles<D>'s flag NAME from FROM to TO in FILE (sed)
+#   sass_counts REGEX N SO...    per build: the loop length of the kernels matching REGEX whose
+#                                trip holds N wgmmas (tools/sass_loop.py; needs cuobjdump)
+#   quick_runs DIR STEP ARGS SHAPE...   with ATTN_STEPS_DIR=DIR, attn run --step STEP ARGS on each
+#                                shape, its check and time lines under a '## ...' line each
+#   fa4_install OUT              FlashAttention-4 from lease.sh's parts in /tmp/fa4 (both calls'
+#                                carries unpacked), its log in OUT/fa4_install.txt
 # and the variables BAR_SHAPES (build/v15/ab's --shape arguments of the eight bar shapes) and NV
 # (nvcc as the Makefile builds a Hopper step, NVCC overriding the compiler).
 
@@ -95,4 +101,28 @@ bars_run() {
     timeout -k 5 200 python3 bench/peer_sdpa.py --sweep bars --backends cudnn,fa4 --out "$o/peers_bars.csv" \
         2>"$o/peers.log"
     echo "peers rc $?" | tee -a "$o/bars.log"
+}
+
+sass_counts() {
+    local re=$1 n=$2 f co
+    co=${CUOBJDUMP:-$(command -v cuobjdump || echo /tmp/tools-venv/lib/python3.11/site-packages/nvidia/cu13/bin/cuobjdump)}
+    [ -x "$co" ] || { echo "  (no cuobjdump: SASS not counted)"; return 0; }
+    shift 2
+    for f in "$@"; do "$co" -sass "$f" | python3 bench/experiments/tools/sass_loop.py "$re" "$n"; done
+}
+
+quick_runs() {
+    local d=$1 st=$2 args=$3 s
+    shift 3
+    for s in "$@"; do
+        echo "## attn run --step $st $args --shape $s"
+        # shellcheck disable=SC2086
+        ATTN_STEPS_DIR=$d timeout -k 5 60 build/attn run --step "$st" $args --shape $s --reps 2 2>&1 |
+            grep -E "^(check|timed)|FAIL|rror"
+    done
+}
+
+fa4_install() {
+    { mkdir -p /tmp/fa4a && cat /tmp/fa4/aa.aa /tmp/fa4/aa.ab >/tmp/fa4a/cu13.part.aa &&
+          bash build/v15/fa4-install.sh /tmp/fa4/b /tmp/fa4a; } >"$1/fa4_install.txt" 2>&1
 }

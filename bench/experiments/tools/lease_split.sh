@@ -36,10 +36,7 @@ pack)
 2)
     o=${2:?usage: lease_split.sh 2 OUT}
     bash $L unpack
-    {   # FlashAttention-4 for call 3, on the CPU, while the suite runs
-        mkdir -p /tmp/fa4a && cat /tmp/fa4/aa.aa /tmp/fa4/aa.ab >/tmp/fa4a/cu13.part.aa &&
-            bash build/v15/fa4-install.sh /tmp/fa4/b /tmp/fa4a
-    } >"$o/fa4_install.txt" 2>&1 &
+    fa4_install "$o" &   # FlashAttention-4 for call 3, on the CPU, while the suite runs
     tmp=$(mktemp -d)
     sd=$(steps_with 12_three_warpgroups=$K/sk12.so 13_backward_wgmma=$K/sk13.so 14_gqa=$K/sk14.so)
     {   # the new paths, which bench/sanitize.sh's shapes do not reach: stream-K at D = 64 (forward),
