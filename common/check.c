@@ -44,8 +44,8 @@ static const grid_shape shapes[] = {
      * (steps 11 and 12) */
     {1, 140, 130, 140, 128, BF16}, {1, 140, 260, 65, 64, BF16},
     /* The scheduler of the top forward steps (11's and 12's launch() and kernel: persistent grid of
-     * 132 blocks on an H200 when not causal, stream-K at D = 128 from 16 key tiles per work tile
-     * when the tiles do not fill the rounds, key tile 160 or 176 at D = 128 by use_bc_alt (step
+     * 132 blocks on an H200 when not causal, stream-K at D = 128 (and D = 64 from step 12) from 16
+     * key tiles per work tile when the tiles do not fill the rounds, key tile 160 or 176 at D = 128 by use_bc_alt (step
      * 11; 160 always from step 12 on), causal
      * heads in sections of what fits 2/3 of L2). One line per shape: the path it reaches.
      * stream-K, no whole round (n_dp = 0): all 133 tiles by key ranges of 19-20, 18 cut (at most
@@ -61,9 +61,9 @@ static const grid_shape shapes[] = {
      * rounds are full), each block
      * walks two, its K/V ring and ping-pong turns running on from one into the next (long) */
     {1, 1, 33700, 2900, 128, BF16 | LONG},
-    /* D = 64 (never stream-K): blocks walk 2-3 tiles of 6 key tiles of 192 (step 11) or 8 of
-     * 128 (step 12), the last ragged */
-    {1, 300, 1, 1000, 64, BF16},
+    /* D = 64: step 11 (no stream-K at D = 64) walks 2-3 tiles of 11 key tiles of 192 per block;
+     * step 12's 128-key tiles, 17 of them (the last ragged), 2 whole rounds then stream-K */
+    {1, 300, 1, 2100, 64, BF16},
     /* the alternate key tile with more than one tile: 300 keys as 2 x 160 (the last ragged),
      * not 2 x 176 (step 11's use_bc_alt; step 12's only tile), Nq ragged (128 + 2) */
     {1, 2, 130, 300, 128, BF16},
@@ -72,9 +72,10 @@ static const grid_shape shapes[] = {
      * 128: the split kernel with one key tile, no stream-K); causal: 2048 blocks in sections of
      * 1024 (D = 64) and 512 (D = 128) heads (long) */
     {32, 64, 128, 128, 64, BF16 | LONG}, {32, 64, 128, 128, 128, BF16 | LONG},
-    /* long: many key tiles, checked against step 00 in fp32 */
+    /* long: many key tiles, checked against step 00 in fp32; Nq = 16384 at D = 64 reaches the
+     * backward's dQ split by keys (steps 13-14, from BwdTiles<64>::KEYS_FROM), Nk ragged */
     {1, 2, 4096, 4096, 64, BF16 | LONG}, {1, 2, 4096, 4096, 128, BF16 | LONG},
-    {1, 1, 8192, 8192, 64, BF16 | LONG}, {1, 1, 8192, 8191, 128, BF16 | LONG},
+    {1, 1, 16384, 4097, 64, BF16 | LONG}, {1, 1, 8192, 8191, 128, BF16 | LONG},
 };
 
 /* Grouped-query attention (H_kv < H), after the shapes above, which so keep their seeds: groups

@@ -17,6 +17,11 @@
  *   - Where 192-row tiles are too few to run two rounds on the GPU (N <= 1024 at B*H = 32), the
  *     last round's idle SMs cost more than the third warpgroup gains: those problems keep step
  *     11's two warpgroups (few_tiles).
+ *   - Stream-K (step 11's, there at D = 128 only) runs at D = 64 too, not causal: 192-row tiles
+ *     leave the persistent grid's last round short (704 tiles are 5.33 rounds of 132 SMs at
+ *     N = 4096, a ninth of the SM time idle; step 11's 128-row tiles left 3 %). Its partials are
+ *     sized per head dim (sk_threads). Launch by launch: 8 % less time at N = 4096, 6 % at
+ *     8192, 1-2 % at 16384, under 1 % at 2048 (bench/experiments/12_streamk64).
  * Three changes to what the machine code does with steps 10-11's loop, at every head dim, found by
  * reading this step's SASS beside FlashAttention-4's (bench/experiments/12_fa4_sass, 12_descriptors):
  *   - wgmma descriptors: issue_qk and issue_pv build one descriptor per operand tile and add
@@ -44,8 +49,9 @@
  *
  * Limits: forward only; bf16; D = 64 or 128; scale > 0; any Nq, Nk >= 1; causal top-left with
  * tile skipping. Hopper only (sm_90a). One block per SM: 512 threads at D = 64, shared memory
- * 89 KB (few tiles: step 11's 384 threads, 113 KB); 384 threads at D = 128, 193 KB (Bc = 160). Workspace: none, except at D = 128 not
- * causal: stream-K's partials, 139 KB per block of the grid (at most 144 blocks: 20 MB).
+ * 89 KB (few tiles: step 11's 384 threads, 113 KB); 384 threads at D = 128, 193 KB (Bc = 160).
+ * Workspace: none when causal; else stream-K's partials, 105 KB (D = 64) or 139 KB (D = 128) per
+ * block of the grid (at most 144 blocks: 15 or 20 MB).
  *
  * Run:  build/attn run --step 12 --shape 4,8,4096,4096,64     (needs an H100 / H200)
  *       make diff A=11 B=12
@@ -91,17 +97,22 @@ template <int D> __host__ __device__ constexpr uint32_t tile_bytes(int rows)
 }
 
 /* Stream-K's workspace: a counter per consumer warp per block of the grid (rounded to 256
- * bytes), then two partials per block: every consumer thread's D/2 floats of O and its m, m, l, l.
- * The kernel's epilogue and workspace_bytes() both size it from these, and the kernel asserts
- * that its consumer warps are these. */
-constexpr int SK_WARPS = Tiles<128>::NWG * 4, SK_THREADS = Tiles<128>::NWG * WG;
+ * bytes; SK_WARPS, the most consumer warps of any head dim), then two partials per block: every
+ * consumer thread's D/2 floats of O and its m, m, l, l (Tiles<D>::NWG warpgroups). The kernel's
+ * epilogue and workspace_bytes() both size it from these, and the kernel asserts that its
+ * consumers are these. */
+constexpr int SK_WARPS = 4 * (Tiles<64>::NWG > Tiles<128>::NWG ? Tiles<64>::NWG : Tiles<128>::NWG);
+__host__ __device__ constexpr int sk_threads(int d)
+{
+    return (d == 64 ? Tiles<64>::NWG : Tiles<128>::NWG) * WG;
+}
 __host__ __device__ constexpr size_t sk_counter_bytes(unsigned blocks)
 {
     return ((size_t)blocks * SK_WARPS * 4 + 255) & ~(size_t)255;
 }
 __host__ __device__ constexpr size_t sk_partial_bytes(int d)
 {
-    return (size_t)SK_THREADS * (d / 8 + 1) * 16;
+    return (size_t)sk_threads(d) * (d / 8 + 1) * 16;
 }
 
 /* rows [row0, row0 + ROWS) of head bh of a [B*H, N, D] tensor -> a swizzled smem tile, by TMA:
@@ -310,8 +321,8 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
               int Nk, float c, float scale, int causal)
 {
     constexpr int Br = 64 * NWG;
-    static_assert(!SPLIT || (NWG * 4 == SK_WARPS && NWG * WG == SK_THREADS),
-                  "stream-K's workspace is sized for SK_WARPS consumer warps");
+    static_assert(!SPLIT || (NWG * 4 <= SK_WARPS && NWG * WG == sk_threads(D)),
+                  "stream-K's workspace is sized for Tiles<D>::NWG consumer warpgroups");
     extern __shared__ uint8_t smem_raw[];
     /* Swizzle atoms must sit on 1024-byte lines: round the base up (the launch adds 1 KB). */
     const uint32_t sQ = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -616,9 +627,10 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
     return ATTN_OK;
 }
 
-/* Stream-K only at D = 128, not causal: at D = 64 it gained at most 1.5% on the H200 and its
- * code cost the other kernels more than that even when it cut nothing, so they are built
- * without it (SPLIT = false). The workspace is asked for before the launch, maybe for another
+/* Stream-K when not causal, at both head dims (D = 64: 192-row tiles, whose last round leaves 88
+ * of 132 SMs idle at N = 4096, a ninth of the run; step 11's 128-row tiles left 3 %, and there
+ * stream-K gained at most 1.5 %). Causal, and D = 64 with few tiles, are built without it (SPLIT = false).
+ * The workspace is asked for before the launch, maybe for another
  * device, so it may not depend on the GPU: it is sized for up to SK_MAX_GRID blocks (GH100 has
  * 144 SMs; an H200 132), and a larger grid runs without stream-K. */
 constexpr long long SK_MAX_GRID = 144;
@@ -629,7 +641,7 @@ constexpr long long SK_MIN_KEY_TILES = 16;
 
 static bool streamk(const attn_problem *p)
 {
-    return !p->causal && p->head_dim == 128;
+    return !p->causal;
 }
 
 static size_t sk_bytes(long long blocks, int d)
@@ -770,7 +782,7 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
                                                                         workspace, stream);
         return p->causal
                    ? launch<64, T::NWG, T::Bc, false>(p, q, k, v, o, lse, workspace, stream)
-                   : launch<64, T::NWG, T::Bc_full, false>(p, q, k, v, o, lse, workspace, stream);
+                   : launch<64, T::NWG, T::Bc_full, true>(p, q, k, v, o, lse, workspace, stream);
     }
     using T = Tiles<128>;
     if (p->causal)

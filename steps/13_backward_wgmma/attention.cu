@@ -29,7 +29,9 @@
  * the tiles that need it, behind a branch a warpgroup takes alike (both as in step 12's forward):
  * 3-4 % faster at D = 128 and up to 11 % at D = 64 causal than a descriptor per k-slice and a mask
  * compiled into every tile's exponentials. dQ by rows with that order took 7-12 % more off D = 64
- * where nothing is masked (note 13's ablation).
+ * where nothing is masked (note 13's ablation). From Nq = 16384 on (BwdTiles::KEYS_FROM), where a
+ * block's walk is long, D = 64 splits dQ by keys instead (each warpgroup all 128 rows over its own
+ * 64 keys, no barrier, twice the bytes added into L2): 3-6 % faster there, 3-5 % slower at 8192.
  *
  * Prediction (H200, bf16, N = 4096, D = 128): per (key tile, query tile), 5 products of
  * 2 x 128 x 64 x 128 = 10.5 MFLOP, ~2.6k clocks of tensor time at ~4k FLOP/clock/SM, against
@@ -90,17 +92,22 @@ template <int D> __host__ __device__ constexpr uint32_t tile_bytes(int rows)
 }
 
 /* Stream-K's workspace: a counter per consumer warp per block of the grid (rounded to 256
- * bytes), then two partials per block: every consumer thread's D/2 floats of O and its m, m, l, l.
- * The kernel's epilogue and workspace_bytes() both size it from these, and the kernel asserts
- * that its consumer warps are these. */
-constexpr int SK_WARPS = Tiles<128>::NWG * 4, SK_THREADS = Tiles<128>::NWG * WG;
+ * bytes; SK_WARPS, the most consumer warps of any head dim), then two partials per block: every
+ * consumer thread's D/2 floats of O and its m, m, l, l (Tiles<D>::NWG warpgroups). The kernel's
+ * epilogue and workspace_bytes() both size it from these, and the kernel asserts that its
+ * consumers are these. */
+constexpr int SK_WARPS = 4 * (Tiles<64>::NWG > Tiles<128>::NWG ? Tiles<64>::NWG : Tiles<128>::NWG);
+__host__ __device__ constexpr int sk_threads(int d)
+{
+    return (d == 64 ? Tiles<64>::NWG : Tiles<128>::NWG) * WG;
+}
 __host__ __device__ constexpr size_t sk_counter_bytes(unsigned blocks)
 {
     return ((size_t)blocks * SK_WARPS * 4 + 255) & ~(size_t)255;
 }
 __host__ __device__ constexpr size_t sk_partial_bytes(int d)
 {
-    return (size_t)SK_THREADS * (d / 8 + 1) * 16;
+    return (size_t)sk_threads(d) * (d / 8 + 1) * 16;
 }
 
 /* rows [row0, row0 + ROWS) of head bh of a [B*H, N, D] tensor -> a swizzled smem tile, by TMA:
@@ -309,8 +316,8 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
               int Nk, float c, float scale, int causal)
 {
     constexpr int Br = 64 * NWG;
-    static_assert(!SPLIT || (NWG * 4 == SK_WARPS && NWG * WG == SK_THREADS),
-                  "stream-K's workspace is sized for SK_WARPS consumer warps");
+    static_assert(!SPLIT || (NWG * 4 <= SK_WARPS && NWG * WG == sk_threads(D)),
+                  "stream-K's workspace is sized for Tiles<D>::NWG consumer warpgroups");
     extern __shared__ uint8_t smem_raw[];
     /* Swizzle atoms must sit on 1024-byte lines: round the base up (the launch adds 1 KB). */
     const uint32_t sQ = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -613,17 +620,23 @@ constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LO
  *                  taking its own 64 keys, all rows and columns, would spare the barrier, but
  *                  both would add a whole Br x D tile into the same floats: twice the bytes
  *                  reduced in L2, which Nsight Compute found 80 % busy at D = 64 that way.)
+ *   KEYS_FROM      from this Nq on (not deterministic), dQ is split by keys instead: each
+ *                  warpgroup all Br rows and columns over its own 64 keys, Br / 64 pieces, both
+ *                  added onto the same floats, no barrier between the warpgroups (bwd_main<...,
+ *                  KEYS>). Twice the bytes reduced in L2, which pays where the walk is long
  *   DS_STMATRIX    dS^T goes to shared memory by stmatrix, not by plain stores
  *   LSE2_EARLY     lse2's first two pairs are read before the wait for S^T */
 template <int D> struct BwdTiles;
 template <> struct BwdTiles<128> {
     static constexpr int Br = 64;   /* registers: dK and dV take 128 per thread */
     static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, LSE2_EARLY = true;
+    static constexpr int KEYS_FROM = INT_MAX;   /* never: Br = 64 is one piece of rows */
 };
 template <> struct BwdTiles<64> {
     static constexpr int Br = 128;   /* twice the products per tile for the same bookkeeping */
     /* stmatrix and the early lse2 measured slower here (spills then: note 13) */
     static constexpr bool DQ_BY_COLUMNS = false, DS_STMATRIX = false, LSE2_EARLY = false;
+    static constexpr int KEYS_FROM = 16384;
 };
 
 /* bwd_main's named barriers (0 is __syncthreads), both between consumer threads only */
@@ -641,16 +654,16 @@ enum BwdBarrier : int {
  *   K, V      the block's 128 keys, [Bc][D] in 64-column atoms (TMA, once)
  *   Q, dO     BWD_STAGES stages of [Br][D] (the producer's ring)
  *   dS        dS^T [128 keys][Br queries] bf16, Br / 64 atoms of 64 queries; two buffers, as
- *             both warpgroups read it (the other may still read the last one)
- *   dQ        the two warpgroups' dQ staging, fp32 (a piece of 64 x 64 each)
+ *             both warpgroups read it (the other may still read the last one); by keys, one
+ *   dQ        the two warpgroups' dQ staging, fp32 (PIECES pieces of 64 x 64 each)
  *   lse2, Di  BWD_STAGES stages of Br floats of lse2 and Di (bulk copies beside Q and dO)
  *   bar_kv, full, empty   the mbarriers: K/V arrived; a stage full; a stage free */
-template <int D> struct BwdSmem {
+template <int D, bool KEYS = false> struct BwdSmem {
     static constexpr int Br = BwdTiles<D>::Br;
-    static constexpr int DS_BUFS = 2;
+    static constexpr int PIECES = KEYS ? Br / 64 : 1, DS_BUFS = KEYS ? 1 : 2;
     static constexpr uint32_t KV = tile_bytes<D>(BWD_BC), QT = tile_bytes<D>(Br);
     static constexpr uint32_t DS_ATOM = BWD_BC * 128, DS = Br / 64 * DS_ATOM;
-    static constexpr uint32_t DQ = BWD_DQ_FLOATS * 4;   /* one warpgroup's piece */
+    static constexpr uint32_t DQ = PIECES * BWD_DQ_FLOATS * 4;   /* one warpgroup's pieces */
     static constexpr uint32_t K = 0, V = K + KV, Q = V + KV, dO = Q + BWD_STAGES * QT,
                               dS = dO + BWD_STAGES * QT, dQ = dS + DS_BUFS * DS,
                               lse2 = dQ + 2 * DQ, Di = lse2 + BWD_STAGES * Br * 4,
@@ -665,6 +678,8 @@ static_assert(BwdSmem<64>::dS % 1024 == 0 && BwdSmem<128>::dS % 1024 == 0 &&
               "the swizzled tiles must start on a 1024-byte swizzle line");
 static_assert(BwdSmem<64>::bar_kv % 8 == 0 && BwdSmem<128>::bar_kv % 8 == 0,
               "mbarriers are 8-byte aligned");
+static_assert(BwdSmem<64, true>::lse2 == BwdSmem<64>::lse2 && BwdSmem<64, true>::dS % 1024 == 0,
+              "by keys, dS^T and the staging trade places; the producer's offsets stay");
 
 /* The backward's products, named by their operands' transposes as ThunderKittens names them
  * (mma_ABt: A B^T). Each issues one warpgroup's k-slices of 16 (wgmma m64nNk16); the caller
@@ -984,10 +999,10 @@ struct BwdQueryTile {
  * work on the registers bwd_consumer declares, held here by reference (force-inlined, they stay
  * registers): s[4j + 2a + b] is key[a], query q0 + 8j + 2t + b, and so is dp; pa[2j + a] and
  * dsa[2j + a] are their bf16 pairs (layout: mma_sm90.cuh). */
-template <int D, bool MASKED, bool DET> struct BwdConsumer {
+template <int D, bool MASKED, bool DET, bool KEYS> struct BwdConsumer {
     using Tiles = BwdTiles<D>;
-    static constexpr int Bc = BWD_BC, Br = Tiles::Br;
-    static constexpr uint32_t DS_ATOM = BwdSmem<D>::DS_ATOM, DQ = BwdSmem<D>::DQ;
+    static constexpr int Bc = BWD_BC, Br = Tiles::Br, PIECES = BwdSmem<D, KEYS>::PIECES;
+    static constexpr uint32_t DS_ATOM = BwdSmem<D>::DS_ATOM, DQ = BwdSmem<D, KEYS>::DQ;
 
     const BwdShared &sm;
     const BwdThread &th;
@@ -999,7 +1014,7 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
     float (&dv)[D / 2], (&dk)[D / 2];
     float (&s)[Br / 2], (&dp)[Br / 2];
     uint32_t (&pa)[Br / 4], (&dsa)[Br / 4];
-    float (&dq)[BWD_DQ_FLOATS / WG];
+    float (&dq)[PIECES][BWD_DQ_FLOATS / WG];
     float2 (&lse2_01)[2];
 
     /* S^T = K_wg Q^T and dP^T = V_wg dO^T: two groups, m64n{Br}k16, all operands K-major */
@@ -1112,20 +1127,31 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
                                                         4 * th.t)) = dsa[2 * j + a];
         }
         fence_proxy_async_smem();
-        named_bar_sync(BAR_DS_BOTH, 2 * WG);   /* both halves of dS^T are in */
+        if (KEYS)
+            named_bar_sync(BAR_WG + wg, WG);       /* this warpgroup's half is in */
+        else
+            named_bar_sync(BAR_DS_BOTH, 2 * WG);   /* both halves of dS^T are in */
     }
 
     /* dQ's piece = dS K over all 128 keys: A = dS^T as stored (MN-major), B = K as stored
      * (MN-major). By columns, this warpgroup's 64 columns of K (atom wg); by rows, its 64 query
-     * rows of dS (atom wg). */
+     * rows of dS (atom wg). By keys, its own 64 keys, all columns, a piece per 64 query rows. */
     __device__ __forceinline__ void mma_dq(uint32_t ds_buf)
     {
-        reg_fence(dq);
+#pragma unroll
+        for (int h = 0; h < PIECES; h++)
+            reg_fence(dq[h]);
         wgmma_fence();
-        if (Tiles::DQ_BY_COLUMNS)
-            mma_AtB<Bc / 16>(dq, ds_buf, 0, DS_ATOM, sm.K, th.wg, tile_bytes<64>(Bc), 0);
-        else
-            mma_AtB<Bc / 16>(dq, ds_buf, th.wg, DS_ATOM, sm.K, 0, tile_bytes<64>(Bc), 0);
+        if (KEYS) {
+#pragma unroll
+            for (int h = 0; h < PIECES; h++)   /* query rows 64h.. of the tile */
+                mma_AtB<64 / 16>(dq[h], ds_buf, h, DS_ATOM, sm.K, 0, tile_bytes<64>(Bc),
+                                 64 * th.wg);
+        } else if (Tiles::DQ_BY_COLUMNS) {
+            mma_AtB<Bc / 16>(dq[0], ds_buf, 0, DS_ATOM, sm.K, th.wg, tile_bytes<64>(Bc), 0);
+        } else {
+            mma_AtB<Bc / 16>(dq[0], ds_buf, th.wg, DS_ATOM, sm.K, 0, tile_bytes<64>(Bc), 0);
+        }
         wgmma_commit();
     }
 
@@ -1143,7 +1169,9 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
         wgmma_commit();
         wgmma_wait<1>();   /* dV, dQ */
         reg_fence(dv);
-        reg_fence(dq);
+#pragma unroll
+        for (int h = 0; h < PIECES; h++)
+            reg_fence(dq[h]);
     }
 
     /* The pieces to this warpgroup's staging in fragment order (float4 x of thread l at
@@ -1163,9 +1191,12 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
             named_bar_sync(BAR_WG + wg, WG);
         }
 #pragma unroll
-        for (int x = 0; x < BWD_DQ_FLOATS / WG / 4; x++)
-            *reinterpret_cast<float4 *>(sm.at(stage + (x * WG + tid % WG) * 16)) =
-                make_float4(dq[4 * x], dq[4 * x + 1], dq[4 * x + 2], dq[4 * x + 3]);
+        for (int h = 0; h < PIECES; h++)
+#pragma unroll
+            for (int x = 0; x < BWD_DQ_FLOATS / WG / 4; x++)
+                *reinterpret_cast<float4 *>(sm.at(stage + h * BWD_DQ_FLOATS * 4 +
+                                                  (x * WG + tid % WG) * 16)) =
+                    make_float4(dq[h][4 * x], dq[h][4 * x + 1], dq[h][4 * x + 2], dq[h][4 * x + 3]);
         fence_proxy_async_smem();
         if (DET) {   /* the writer adds it, in its turn, while this warpgroup goes on */
             named_bar_arrive(BAR_DQ_FULL + wg, WG + 32);
@@ -1173,7 +1204,9 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
         }
         named_bar_sync(BAR_WG + wg, WG);
         if (tid % WG == 0) {
-            bulk_reduce_add_f32(dq_acc + dq_piece<D>(blk, qtile.qt, wg) * BWD_DQ_FLOATS, stage, DQ);
+            /* by keys both warpgroups add all the tile's pieces, from its first on */
+            bulk_reduce_add_f32(dq_acc + dq_piece<D>(blk, qtile.qt, KEYS ? 0 : wg) * BWD_DQ_FLOATS,
+                                stage, DQ);
             bulk_commit();
         }
     }
@@ -1212,13 +1245,14 @@ template <int D, bool MASKED, bool DET> struct BwdConsumer {
 
 /* A consumer warpgroup: its 64 keys' dK and dV over the block's query tiles, stage by stage
  * (BwdConsumer), and dQ's share added per tile. */
-template <int D, bool MASKED, bool DET>
+template <int D, bool MASKED, bool DET, bool KEYS>
 __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThread &th,
                                              const BwdBlock &blk, float *dq_acc, bf16 *dK,
                                              bf16 *dV, int Nk, float c, float scale, int causal)
 {
     constexpr int Br = BwdTiles<D>::Br;
-    constexpr uint32_t QT = BwdSmem<D>::QT, DS = BwdSmem<D>::DS, DS_BUFS = BwdSmem<D>::DS_BUFS;
+    constexpr uint32_t QT = BwdSmem<D>::QT, DS = BwdSmem<D>::DS, DS_BUFS = BwdSmem<D, KEYS>::DS_BUFS;
+    constexpr int PIECES = BwdSmem<D, KEYS>::PIECES;
     const int kw0 = blk.k0 + 64 * th.wg;   /* this warpgroup's first key */
     const int warp = th.warp, g = th.g;
     /* This thread's two keys (a = 0, 1) and the softmax's mask, in one compare: query q drops
@@ -1244,14 +1278,14 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
     float dv[D / 2], dk[D / 2];   /* 64 keys x D each, across the whole loop */
     float s[Br / 2], dp[Br / 2];  /* S^T, then P^T (fp32); dP^T, then dS^T */
     uint32_t pa[Br / 4], dsa[Br / 4];   /* P^T, dS^T in bf16: the A operands of dV, dK */
-    float dq[BWD_DQ_FLOATS / WG];           /* this warpgroup's 64 x 64 piece of dS K */
+    float dq[PIECES][BWD_DQ_FLOATS / WG];   /* this warpgroup's 64 x 64 pieces of dS K */
     float2 lse2_01[2];                      /* LSE2_EARLY: lse2's first two pairs */
 #pragma unroll
     for (int i = 0; i < D / 2; i++)
         dv[i] = dk[i] = 0.f;
     if (blk.n_iter > 0)
         mbar_wait(sm.bar_kv, 0);
-    BwdConsumer<D, MASKED, DET> cons = {sm, th, blk.k0, c, key, q_shift, mask_below, k_wg, v_wg,
+    BwdConsumer<D, MASKED, DET, KEYS> cons = {sm, th, blk.k0, c, key, q_shift, mask_below, k_wg, v_wg,
                                    dv, dk, s, dp, pa, dsa, dq, lse2_01};
 
     for (int i = 0; i < blk.n_iter; i++) {
@@ -1283,7 +1317,7 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
  * Q, dO: tensor maps with Br-row boxes; K, V: 128-row boxes.
  * lse2, Di: [B*H, Nq_pad] fp32; dq_acc: per (head, query tile) D/64 pieces of 64 x 64 fp32 in
  * fragment order (add_dq). dK, dV: [B, H, Nk, D] bf16. */
-template <int D, bool MASKED, bool DET>
+template <int D, bool MASKED, bool DET, bool KEYS = false>
 __global__ void __launch_bounds__(3 * WG, 1)
 bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
          const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
@@ -1291,7 +1325,8 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
          int *__restrict__ dq_turns, bf16 *__restrict__ dK, bf16 *__restrict__ dV, int bh_count, int Nq, int Nk, float c,
          float scale, int causal, int hps, int sms)
 {
-    using Smem = BwdSmem<D>;
+    static_assert(!KEYS || (D == 64 && !DET), "by keys: D = 64, not deterministic");
+    using Smem = BwdSmem<D, KEYS>;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t base = smem_u32(smem_raw);
     const uint32_t sK = (base + 1023u) & ~1023u;
@@ -1329,7 +1364,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
 
     /* -------------------------------------------------------------------------- consumers */
     setmaxnreg_inc<BWD_CONSUMER_REGS>();
-    bwd_consumer<D, MASKED, DET>(sm, th, blk, dq_acc, dK, dV, Nk, c, scale, causal);
+    bwd_consumer<D, MASKED, DET, KEYS>(sm, th, blk, dq_acc, dK, dV, Nk, c, scale, causal);
 }
 
 /* dQ = scale dq_acc, to bf16, one block per 64 x 64 piece. dq_acc holds, per (head, block qb of
@@ -1418,9 +1453,10 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
     return ATTN_OK;
 }
 
-/* Stream-K only at D = 128, not causal: at D = 64 it gained at most 1.5% on the H200 and its
- * code cost the other kernels more than that even when it cut nothing, so they are built
- * without it (SPLIT = false). The workspace is asked for before the launch, maybe for another
+/* Stream-K when not causal, at both head dims (D = 64: 192-row tiles, whose last round leaves 88
+ * of 132 SMs idle at N = 4096, a ninth of the run; step 11's 128-row tiles left 3 %, and there
+ * stream-K gained at most 1.5 %). Causal, and D = 64 with few tiles, are built without it (SPLIT = false).
+ * The workspace is asked for before the launch, maybe for another
  * device, so it may not depend on the GPU: it is sized for up to SK_MAX_GRID blocks (GH100 has
  * 144 SMs; an H200 132), and a larger grid runs without stream-K. */
 constexpr long long SK_MAX_GRID = 144;
@@ -1431,7 +1467,7 @@ constexpr long long SK_MIN_KEY_TILES = 16;
 
 static bool streamk(const attn_problem *p)
 {
-    return !p->causal && p->head_dim == 128;
+    return !p->causal;
 }
 
 static size_t sk_bytes(long long blocks, int d)
@@ -1587,7 +1623,7 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
                                                                         workspace, stream);
         return p->causal
                    ? launch<64, T::NWG, T::Bc, false>(p, q, k, v, o, lse, workspace, stream)
-                   : launch<64, T::NWG, T::Bc_full, false>(p, q, k, v, o, lse, workspace, stream);
+                   : launch<64, T::NWG, T::Bc_full, true>(p, q, k, v, o, lse, workspace, stream);
     }
     using T = Tiles<128>;
     if (p->causal)
@@ -1657,8 +1693,12 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     /* the kernel compiled without the mask where no pair is masked; the deterministic one, with
      * dQ's adds in turns (DET), masked always */
     auto kernel = p->deterministic ? bwd_main<D, true, true> : bwd_main<D, true, false>;
-    if (!p->causal && p->seq_k % BWD_BC == 0 && !p->deterministic)
+    const bool unmasked = !p->causal && p->seq_k % BWD_BC == 0 && !p->deterministic;
+    if (unmasked)
         kernel = bwd_main<D, false, false>;
+    if constexpr (D == 64)   /* dQ by keys on long walks (BwdTiles::KEYS_FROM) */
+        if (!p->deterministic && p->seq_q >= BwdTiles<D>::KEYS_FROM)
+            kernel = unmasked ? bwd_main<D, false, false, true> : bwd_main<D, true, false, true>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
         cudaSuccess)
         return ATTN_ERR_CUDA;
