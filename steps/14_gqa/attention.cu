@@ -1474,10 +1474,10 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
 
 /* Stream-K when not causal, at both head dims (D = 64: 192-row tiles, whose last round leaves 88
  * of 132 SMs idle at N = 4096, a ninth of the run; step 11's 128-row tiles left 3 %, and there
- * stream-K gained at most 1.5 %). Causal, and D = 64 with few tiles, are built without it (SPLIT = false).
- * The workspace is asked for before the launch, maybe for another
- * device, so it may not depend on the GPU: it is sized for up to SK_MAX_GRID blocks (GH100 has
- * 144 SMs; an H200 132), and a larger grid runs without stream-K. */
+ * stream-K gained at most 1.5 %). Causal, and D = 64 with few tiles, are built without it
+ * (SPLIT = false). The workspace is asked for before the launch, maybe for another device, so it
+ * may not depend on the GPU: it is sized for up to SK_MAX_GRID blocks (GH100 has 144 SMs; an H200
+ * 132), and a larger grid runs without stream-K. */
 constexpr long long SK_MAX_GRID = 144;
 /* Cutting a tile costs each piece a start (Q and K in flight, S_0 alone) and a partial written
  * to and read from global memory (68 KB at D = 128); below this many key tiles per work tile
