@@ -31,7 +31,7 @@
  * compiled into every tile's exponentials. dQ by rows with that order took 7-12 % more off D = 64
  * where nothing is masked (note 13's ablation). From Nq = 16384 on (BwdTiles::KEYS_FROM), where a
  * block's walk is long, D = 64 splits dQ by keys instead (each warpgroup all 128 rows over its own
- * 64 keys, no barrier, twice the bytes added into L2): 3-6 % faster there, 3-5 % slower at 8192.
+ * 64 keys, no barrier, twice the bytes added into L2): 1.5-6 % faster there, level at 12288.
  *
  * Prediction (H200, bf16, N = 4096, D = 128): per (key tile, query tile), 5 products of
  * 2 x 128 x 64 x 128 = 10.5 MFLOP, ~2.6k clocks of tensor time at ~4k FLOP/clock/SM, against
