@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The changes waiting for a GPU (bench/experiments/README.md, "Pending") are patches of the steps
+# The changes waiting for a GPU (bench/experiments/README.md, "The pending changes, measured") are patches of the steps
 # as committed; a step edited since must not leave them behind unnoticed. Each chain below must
 # still apply, in order, to its step. A chain that lands in a step leaves this list with it.
 # make test runs this; it needs patch, not a GPU.

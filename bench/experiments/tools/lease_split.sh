@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The next GPU session's lease (written 2026-12-01, not yet run): two candidates built here,
+# The lease of 2026-12-01 (run that day at ddf52c9; results: ../README.md, "The pending changes, measured"): two candidates built here,
 # ../13_dq_split (the backward's dQ split at D = 64 chosen per problem: pern) and ../12_streamk64
 # (the forward's stream-K at D = 64: sk), timed, then checked together, then the bars run with
 # both beside SDPA cuDNN and FlashAttention-4. Three calls back to back, as lease_fin.sh's.
