@@ -63,9 +63,11 @@ typedef __nv_bfloat16 bf16;
 template <int D> struct Tiles;
 template <> struct Tiles<64> {
     static constexpr int NWG = 3, Bc = 128, Bc_full = 128, NWG_few = 2, Bc_few_full = 192;
+    static constexpr bool PIN_SUMS = true;    /* pin_softmax holds every exponential */
 };
 template <> struct Tiles<128> {
     static constexpr int NWG = 2, Bc = 128, Bc_full = 160;
+    static constexpr bool PIN_SUMS = false;   /* ... the row maxima only */
 };
 /* Register reallocation: the block starts with 65536 / (128 (NWG + 1)) registers per thread (168
  * for 384 threads, 128 for 512); the producer warpgroup drops to PRODUCER_REGS and the consumers
@@ -210,9 +212,16 @@ __device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2]
 /* ptxas schedules register-only code freely across wgmma.wait_group: without this, the SASS
  * runs the whole softmax of S_j after the wait for P_{j-1} V_{j-1} (WARPGROUP.DEPBAR.LE gsb0,
  * 0x0), so it never overlaps this warpgroup's own P V. Memory operations keep their place
- * against the wait, so a store of the row sums (which need every exponential of the tile),
- * predicated on a condition that never holds (Nk < 0; Nk >= 1 always), holds the softmax before
- * it: one STS that never executes, one predicate register. */
+ * against the wait, so a store of two values, predicated on a condition that never holds
+ * (Nk < 0; Nk >= 1 always), holds whatever they need before it: one STS that never executes,
+ * one predicate register. Which values (Tiles<D>::PIN_SUMS):
+ *   - D = 64, the row sums l: every exponential of the tile runs before the wait.
+ *   - D = 128, the row maxima m: only the max (and the few exponentials ptxas puts beside it)
+ *     runs before the wait, as in FlashAttention-4's SASS; the rest runs after it, where the
+ *     rescale of O and the packing of P fill the gaps between MUFU.EX2s (16 a clock per SM).
+ *     Held whole, the exponentials run back to back before the wait and the 64 FMULs and 40
+ *     F2FPs after it, on the path to the next turn: 5-6 % more time not causal, 2-3 % causal
+ *     (bench/experiments/12_fwd_timeline). At D = 64 holding the maxima only costs 1-2.5 %. */
 __device__ __forceinline__ void pin_softmax(const float (&l)[2], int Nk, uint32_t addr)
 {
     asm volatile("{\n.reg .pred q;\nsetp.lt.s32 q, %1, 0;\n@q st.shared.f32 [%2], %0;\n}\n" ::"f"(
@@ -483,7 +492,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
                 mbar_arrive(empty_q);
             const int k0 = (w.j0 + j) * Bc;
             online_softmax<Bc>(s, m, l, alpha, c, needs_mask(k0), k0, row, Nk, causal, t);
-            pin_softmax(l, Nk, sQ);   /* ... here, before the wait below */
+            pin_softmax(Tiles<D>::PIN_SUMS ? l : m, Nk, sQ);   /* ... before the wait below */
 
             /* P V done: V_{j-1}'s stage goes back; rescale O to the new max and hand P_j over. */
             wgmma_wait<0>();

@@ -6,6 +6,9 @@
  * variant's median of one round.
  *   ab [--backward] [--rounds R] [--reps N] --shape B,H,Nq,Nk,D[,c] ... A.so B.so[:det] ...
  * A variant named X.so:det runs X.so with the problem's deterministic = 1.
+ * With AB_TRACE_DIR set, a variant whose .so exports attn_trace_dump(path) (a build with a
+ * timeline trace, e.g. ../12_fwd_timeline) runs once more after the rounds of each shape and
+ * writes AB_TRACE_DIR/<variant file name>_<shape index>.csv.
  * Prints CSV: variant,pass,shape,causal,round,ms_median,ms_min,tflops,gbps (gbps: the bytes of K
  * and V over the median, what a decode step is read in).
  * Build: gcc -O2 -std=c11 -D_GNU_SOURCE -Icommon -I$CUDA/include -o build/ab
@@ -38,6 +41,7 @@ int main(int argc, char **argv)
     attn_problem shapes[32];
     const attn_step *var[16];
     const char *vname[16];
+    int (*vdump[16])(const char *) = {0};
     int vdet[16] = {0};
     char err[256];
     for (int i = 1; i < argc; i++) {
@@ -74,6 +78,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "ab: cannot load %s: %s\n", argv[i], dlerror());
                 return 2;
             }
+            *(void **)&vdump[nvar] = dlsym(h, "attn_trace_dump");
             vname[nvar] = argv[i];
             var[nvar++] = s;
         }
@@ -151,6 +156,18 @@ int main(int argc, char **argv)
             }
             free(ms);
             fflush(stdout);
+        }
+        const char *tdir = getenv("AB_TRACE_DIR");
+        for (int v = 0; v < nvar && ok && tdir; v++) {
+            if (!vdump[v])
+                continue;
+            char tp[640];
+            const char *base = strrchr(vname[v], '/');
+            snprintf(tp, sizeof tp, "%s/%s_%d.csv", tdir, base ? base + 1 : vname[v], si);
+            c.s = var[v];
+            c.p = vdet[v] ? &pdet : p;
+            ok = launch(&c, stream) == ATTN_OK && cuda_ok(cudaStreamSynchronize(stream), "trace") &&
+                 vdump[v](tp) == 0;
         }
         void *b[] = {c.q, c.k, c.v, c.o, c.lse, c.d_o, c.dq, c.dk, c.dv, c.ws};
         for (int i = 0; i < 10; i++)
