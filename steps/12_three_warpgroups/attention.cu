@@ -32,8 +32,11 @@
  *   - The intra-warpgroup overlap, made real: the source has issued S_j and P_{j-1} V_{j-1}
  *     before the softmax since step 10, but ptxas moves the exponentials past the wait for P V
  *     (register-only code crosses wgmma.wait_group), so a warpgroup's softmax hid only behind
- *     the other warpgroup's turn. pin_softmax holds it between the two waits. S, P and O are then
- *     live at once, so D = 128 takes 160-key tiles at every N (176 would spill).
+ *     the other warpgroup's turn. pin_softmax holds it between the two waits: at D = 64 all of
+ *     it; at D = 128 its maxima, so that most exponentials run after the wait, interleaved with
+ *     O's rescale and P's packing, as in FlashAttention-4's SASS (3-6 % less time than holding
+ *     them all, not causal; bench/experiments/12_fwd_timeline). S, P and O are then live at
+ *     once, so D = 128 takes 160-key tiles at every N (176 would spill).
  *   - The softmax's row max and row sum: online_softmax's four chains start from the tile's own
  *     values, not from m and 0, so 14 instructions fewer a key tile (FMNMX, FADD): a D = 64
  *     iteration 450 to 436 (FlashAttention-4's: 418).
@@ -230,8 +233,9 @@ __device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2]
  *     runs before the wait, as in FlashAttention-4's SASS; the rest runs after it, where the
  *     rescale of O and the packing of P fill the gaps between MUFU.EX2s (16 a clock per SM).
  *     Held whole, the exponentials run back to back before the wait and the 64 FMULs and 40
- *     F2FPs after it, on the path to the next turn: 5-6 % more time not causal, 2-3 % causal
- *     (bench/experiments/12_fwd_timeline). At D = 64 holding the maxima only costs 1-2.5 %. */
+ *     F2FPs after it, on the path to the next turn: 3-6 % more time not causal, 2-3 % causal
+ *     (bench/experiments/12_fwd_timeline). At D = 64, not causal, holding the maxima only costs
+ *     1-2.5 %. */
 __device__ __forceinline__ void pin_softmax(const float (&l)[2], int Nk, uint32_t addr)
 {
     asm volatile("{\n.reg .pred q;\nsetp.lt.s32 q, %1, 0;\n@q st.shared.f32 [%2], %0;\n}\n" ::"f"(

@@ -225,8 +225,9 @@ __device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2]
  *     runs before the wait, as in FlashAttention-4's SASS; the rest runs after it, where the
  *     rescale of O and the packing of P fill the gaps between MUFU.EX2s (16 a clock per SM).
  *     Held whole, the exponentials run back to back before the wait and the 64 FMULs and 40
- *     F2FPs after it, on the path to the next turn: 5-6 % more time not causal, 2-3 % causal
- *     (bench/experiments/12_fwd_timeline). At D = 64 holding the maxima only costs 1-2.5 %. */
+ *     F2FPs after it, on the path to the next turn: 3-6 % more time not causal, 2-3 % causal
+ *     (bench/experiments/12_fwd_timeline). At D = 64, not causal, holding the maxima only costs
+ *     1-2.5 %. */
 __device__ __forceinline__ void pin_softmax(const float (&l)[2], int Nk, uint32_t addr)
 {
     asm volatile("{\n.reg .pred q;\nsetp.lt.s32 q, %1, 0;\n@q st.shared.f32 [%2], %0;\n}\n" ::"f"(
