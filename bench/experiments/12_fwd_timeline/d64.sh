@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# D = 64: step 12 (as committed, the sums pinned) and FlashAttention-4 in Nsight Compute's warp
+# samples by SASS line, at the two bar shapes still behind at D = 64 (4,8,4096,4096,64 causal:
+# 0.94x FA4; 4,8,16384,16384,64 not causal: 0.98x). Two calls back to back: FA4's wheels travel in
+# two carries (land.sh's unpack; .carry/b.txz from land.sh pack).
+#   call 1, carry .carry build/fa4s1:  d64.sh 1     (FA4's first part into /tmp/fa4)
+#   call 2, carry .carry build/fa4s2:  d64.sh 2 OUT (FA4 installed; ncu_<kernel>_<shape>.csv.gz,
+#                                      details.tar, ncu.log)
+set -u
+cd "$(dirname "$0")/../../.."
+. bench/experiments/tools/candidates.sh
+unpack() {
+    tar xJf .carry/b.txz
+    mkdir -p /tmp/fa4/b
+    for d in build/fa4s1 build/fa4s2; do
+        [ -d $d ] || continue
+        for f in $d/*; do
+            case $f in */aa.*) cp $f /tmp/fa4/ ;; *) cp $f /tmp/fa4/b/ ;; esac
+        done
+    done
+}
+case ${1:-} in
+1) unpack; ls /tmp/fa4 ;;
+2)
+    o=${2:?usage: d64.sh 2 OUT}
+    mkdir -p "$o"
+    unpack
+    fa4_install "$o"
+    tail -n 1 "$o/fa4_install.txt"
+    w=$(mktemp -d)
+    N="ncu --clock-control none --set full --import-source yes"
+    for sc in "4,8,4096,4096,64 causal c4096" "4,8,16384,16384,64 - n16384"; do
+        set -- $sc
+        ab=$1; [ "$2" = causal ] && ab=$1,c
+        timeout -k 5 120 $N --profile-from-start off -o $w/fa4_$3 \
+            python3 bench/experiments/tools/ncu_peer.py fa4 fwd $1 $2 >>"$o/ncu.log" 2>&1
+        timeout -k 5 100 $N -k regex:attention_fwd --launch-skip 1 -c 1 -o $w/step12_$3 build/v15/ab \
+            --rounds 1 --reps 1 --shape $ab build/steps/12_three_warpgroups.so >>"$o/ncu.log" 2>&1
+    done
+    for r in $w/*.ncu-rep; do
+        n=$(basename $r .ncu-rep)
+        timeout 100 ncu -i $r --page source --csv --print-source sass 2>>"$o/ncu.log" | gzip >"$w/ncu_$n.csv.gz"
+        timeout 60 ncu -i $r --page details >"$w/details_$n.txt" 2>>"$o/ncu.log"
+    done
+    tar -C $w -cf "$o/profiles.tar" $(cd $w && ls ./*.csv.gz ./details_*.txt)
+    ls -la "$o"
+    ;;
+*) sed -n 2,9p "$0"; exit 2 ;;
+esac
