@@ -5,7 +5,8 @@
 # two carries (land.sh's unpack; .carry/b.txz from land.sh pack).
 #   call 1, carry .carry build/fa4s1:  d64.sh 1     (FA4's first part into /tmp/fa4)
 #   call 2, carry .carry build/fa4s2:  d64.sh 2 OUT (FA4 installed; ncu_<kernel>_<shape>.csv.gz,
-#                                      details.tar, ncu.log)
+#                                      details.tar, ncu.log); SHAPES="B,H,N,N,D:causal|-:name ..."
+#                                      other shapes (d128c_run: "4,8,4096,4096,128:causal:d128c4096")
 set -u
 cd "$(dirname "$0")/../../.."
 . bench/experiments/tools/candidates.sh
@@ -29,7 +30,8 @@ case ${1:-} in
     tail -n 1 "$o/fa4_install.txt"
     w=$(mktemp -d)
     N="ncu --clock-control none --set full --import-source yes"
-    for sc in "4,8,4096,4096,64 causal c4096" "4,8,16384,16384,64 - n16384"; do
+    for sc in ${SHAPES:-"4,8,4096,4096,64:causal:c4096" "4,8,16384,16384,64:-:n16384"}; do
+        sc=${sc//:/ }
         set -- $sc
         ab=$1; [ "$2" = causal ] && ab=$1,c
         timeout -k 5 120 $N --profile-from-start off -o $w/fa4_$3 \
