@@ -2,7 +2,7 @@
 # D = 64: step 12 (as committed, the sums pinned) and FlashAttention-4 in Nsight Compute's warp
 # samples by SASS line, at the two bar shapes still behind at D = 64 (4,8,4096,4096,64 causal:
 # 0.94x FA4; 4,8,16384,16384,64 not causal: 0.98x). Two calls back to back: FA4's wheels travel in
-# two carries (land.sh's unpack; .carry/b.txz from land.sh pack).
+# two carries (candidates.sh's unpack_carry; .carry/b.txz from land.sh pack).
 #   call 1, carry .carry build/fa4s1:  d64.sh 1     (FA4's first part into /tmp/fa4)
 #   call 2, carry .carry build/fa4s2:  d64.sh 2 OUT (FA4 installed; ncu_<kernel>_<shape>.csv.gz,
 #                                      details.tar, ncu.log); SHAPES="B,H,N,N,D:causal|-:name ..."
@@ -10,22 +10,12 @@
 set -u
 cd "$(dirname "$0")/../../.."
 . bench/experiments/tools/candidates.sh
-unpack() {
-    tar xJf .carry/b.txz
-    mkdir -p /tmp/fa4/b
-    for d in build/fa4s1 build/fa4s2; do
-        [ -d $d ] || continue
-        for f in $d/*; do
-            case $f in */aa.*) cp $f /tmp/fa4/ ;; *) cp $f /tmp/fa4/b/ ;; esac
-        done
-    done
-}
 case ${1:-} in
-1) unpack; ls /tmp/fa4 ;;
+1) unpack_carry; ls /tmp/fa4 ;;
 2)
     o=${2:?usage: d64.sh 2 OUT}
     mkdir -p "$o"
-    unpack
+    unpack_carry
     fa4_install "$o"
     tail -n 1 "$o/fa4_install.txt"
     w=$(mktemp -d)

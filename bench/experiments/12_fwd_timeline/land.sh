@@ -15,16 +15,6 @@
 set -u
 cd "$(dirname "$0")/../../.."
 . bench/experiments/tools/candidates.sh
-unpack() {
-    tar xJf .carry/b.txz
-    mkdir -p /tmp/fa4/b
-    for d in build/fa4s1 build/fa4s2; do
-        [ -d $d ] || continue
-        for f in $d/*; do
-            case $f in */aa.*) cp $f /tmp/fa4/ ;; *) cp $f /tmp/fa4/b/ ;; esac
-        done
-    done
-}
 case ${1:-} in
 pack)
     set -e
@@ -36,7 +26,7 @@ pack)
     ;;
 1)
     o=${2:?usage: land.sh 1 OUT}
-    unpack
+    unpack_carry
     tmp=$(mktemp -d)
     echo "commit $(cat .git-sha 2>/dev/null); steps as committed" >"$tmp/gpu_tests.txt"
     old=$(steps_with 12_three_warpgroups=build/v12r/base.so)
@@ -57,7 +47,7 @@ pack)
     ;;
 2)
     o=${2:?usage: land.sh 2 OUT}
-    unpack
+    unpack_carry
     fa4_install "$o"
     tail -n 1 "$o/fa4_install.txt"
     sha=$(cat .git-sha 2>/dev/null)

@@ -30,16 +30,6 @@ cd "$(dirname "$0")/../../.."
 B=build/v12r
 X=bench/experiments/12_fwd_timeline
 VARS=${VARS:-"resc emu4 emu8 resc_emu4 resc_emu6"}
-unpack() {
-    tar xJf .carry/b.txz
-    mkdir -p /tmp/fa4/b
-    for d in build/fa4s1 build/fa4s2; do
-        [ -d $d ] || continue
-        for f in $d/*; do
-            case $f in */aa.*) cp $f /tmp/fa4/ ;; *) cp $f /tmp/fa4/b/ ;; esac
-        done
-    done
-}
 case ${1:-} in
 build)
     set -e -o pipefail
@@ -63,7 +53,7 @@ build)
 ab)
     o=${2:?usage: variants.sh ab OUT}
     mkdir -p "$o"
-    unpack
+    unpack_carry
     for v in $VARS; do
         {
             d=$(steps_with 12_three_warpgroups=$B/$v.so)
@@ -87,7 +77,7 @@ fa4)
     o=${2:?usage: variants.sh fa4 OUT V...}
     shift 2
     mkdir -p "$o"
-    unpack
+    unpack_carry
     { mkdir -p /tmp/fa4a && cat /tmp/fa4/aa.aa /tmp/fa4/aa.ab >/tmp/fa4a/cu13.part.aa &&
           bash build/v15/fa4-install.sh /tmp/fa4/b /tmp/fa4a; } >"$o/fa4_install.txt" 2>&1
     tail -1 "$o/fa4_install.txt"

@@ -19,6 +19,9 @@
 #                                trip holds N wgmmas (tools/sass_loop.py; needs cuobjdump)
 #   quick_runs DIR STEP ARGS SHAPE...   with ATTN_STEPS_DIR=DIR, attn run --step STEP ARGS on each
 #                                shape, its check and time lines under a '## ...' line each
+#   unpack_carry                 on the H200: the builds in .carry/b.txz, and this call's share of
+#                                FlashAttention-4 (build/fa4s1 or build/fa4s2) into /tmp/fa4, as
+#                                lease.sh's unpack
 #   fa4_install OUT              FlashAttention-4 from lease.sh's parts in /tmp/fa4 (both calls'
 #                                carries unpacked), its log in OUT/fa4_install.txt
 # and the variables BAR_SHAPES (build/v15/ab's --shape arguments of the eight bar shapes) and NV
@@ -119,6 +122,18 @@ quick_runs() {
         # shellcheck disable=SC2086
         ATTN_STEPS_DIR=$d timeout -k 5 60 build/attn run --step "$st" $args --shape $s --reps 2 2>&1 |
             grep -E "^(check|timed)|FAIL|rror"
+    done
+}
+
+unpack_carry() {
+    local d f
+    tar xJf .carry/b.txz
+    mkdir -p /tmp/fa4/b
+    for d in build/fa4s1 build/fa4s2; do
+        [ -d $d ] || continue
+        for f in $d/*; do
+            case $f in */aa.*) cp $f /tmp/fa4/ ;; *) cp $f /tmp/fa4/b/ ;; esac
+        done
     done
 }
 
