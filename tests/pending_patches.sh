@@ -11,9 +11,8 @@ if ! command -v patch >/dev/null; then
 fi
 # shellcheck disable=SC2034   # the chains name their patches under $E
 E=bench/experiments
-# 12_tma_store (not yet run): O through shared memory and a TMA store, steps 12-14's forward.
-chains=("12_three_warpgroups:$E/12_tma_store/tma12.patch" "13_backward_wgmma:$E/12_tma_store/tma13.patch"
-        "14_gqa:$E/12_tma_store/tma14.patch")
+# None pending now (12_tma_store landed at D = 128). A chain reads "STEP:PATCH PATCH ...".
+chains=()
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0

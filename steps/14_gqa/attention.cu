@@ -64,10 +64,12 @@ template <int D> struct Tiles;
 template <> struct Tiles<64> {
     static constexpr int NWG = 3, Bc = 128, Bc_full = 128, NWG_few = 2, Bc_few_full = 192;
     static constexpr bool PIN_SUMS = true;    /* pin_softmax holds every exponential */
+    static constexpr bool TMA_O = false;      /* O stored to global memory from registers */
 };
 template <> struct Tiles<128> {
     static constexpr int NWG = 2, Bc = 128, Bc_full = 160;
     static constexpr bool PIN_SUMS = false;   /* ... the row maxima only */
+    static constexpr bool TMA_O = true;       /* ... through shared memory and a TMA store */
 };
 /* Register reallocation: the block starts with 65536 / (128 (NWG + 1)) registers per thread (168
  * for 384 threads, 128 for 512); the producer warpgroup drops to PRODUCER_REGS and the consumers
@@ -230,6 +232,31 @@ __device__ __forceinline__ void pin_softmax(const float (&l)[2], int Nk, uint32_
                  "r"(Nk), "r"(addr));
 }
 
+/* 0, which the compiler cannot see through: addresses built from it are computed where it is
+ * read, not hoisted before the key loop and kept in registers across it. */
+__device__ __forceinline__ uint32_t opaque_zero()
+{
+    uint32_t z;
+    asm volatile("mov.u32 %0, 0;\n" : "=r"(z));
+    return z;
+}
+
+/* A 4-byte store to shared memory, at a byte address (smem_u32's). */
+__device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v)
+{
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+
+/* TMA tile store: the box at coordinates (c0, c1, c2) of the map from shared memory at src, in
+ * the layout tma_load_3d writes; a bulk group (bulk_commit, bulk_wait_read). */
+__device__ __forceinline__ void tma_store_3d(const void *map, uint32_t src, int c0, int c1, int c2)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(map),
+        "r"(src), "r"(c0), "r"(c1), "r"(c2)
+        : "memory");
+}
+
 /* Stream-K's merge of two partial sums, mine * a_me + theirs * a_o: each product rounded on its
  * own, then added (no fused multiply-add, which would round only one of them), so the result is
  * the same bits whichever of the two pieces ends second and merges. */
@@ -318,9 +345,9 @@ template <int Br, int Bc, bool SPLIT> struct TileScheduler {
 template <int D, int NWG, int Bc, bool SPLIT>
 __global__ void __launch_bounds__((NWG + 1) * WG, 1)
 attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
-              const __grid_constant__ CUtensorMap tmV, bf16 *__restrict__ O,
-              float *__restrict__ lse, unsigned BH, unsigned G, unsigned n_dp, void *ws, int Nq,
-              int Nk, float c, float scale, int causal, int group)
+              const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO,
+              bf16 *__restrict__ O, float *__restrict__ lse, unsigned BH, unsigned G,
+              unsigned n_dp, void *ws, int Nq, int Nk, float c, float scale, int causal, int group)
 {
     constexpr int Br = 64 * NWG;
     static_assert(!SPLIT || (NWG * 4 <= SK_WARPS && NWG * WG == sk_threads(D)),
@@ -335,9 +362,12 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     /* mbarriers, 8 bytes each, after the tiles: Q full, Q empty (every consumer warp is done
      * with this work tile's Q); per stage K full, V full (TMA landed), K empty, V empty (every
      * consumer warp is done reading it) */
-    const uint32_t bar_q = sV + STAGES * KV, empty_q = bar_q + 8, full_k = empty_q + 8,
-                   full_v = full_k + 8 * STAGES, empty_k = full_v + 8 * STAGES,
-                   empty_v = empty_k + 8 * STAGES;
+    /* O's staging for its TMA store (Tiles<D>::TMA_O): Br rows in D/64 atoms, as Q; each
+     * consumer warp writes and stores its own 16 rows */
+    const uint32_t sO = sV + STAGES * KV;
+    const uint32_t bar_q = sO + (Tiles<D>::TMA_O ? tile_bytes<D>(Br) : 0), empty_q = bar_q + 8,
+                   full_k = empty_q + 8, full_v = full_k + 8 * STAGES,
+                   empty_k = full_v + 8 * STAGES, empty_v = empty_k + 8 * STAGES;
 
     const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
     const int g = lane / 4, t = lane % 4;
@@ -582,8 +612,42 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
                 o[4 * j + 3] = merge(o[4 * j + 3], a_me[1], x.w, a_o[1]);
             }
         }
-        bf16 *Ob = O + (size_t)w.bh * Nq * D;
         float *lseb = lse + (size_t)w.bh * Nq;
+        if constexpr (Tiles<D>::TMA_O) {
+            /* O through shared memory and one TMA store per warp and atom (FlashAttention-3's
+             * and -4's epilogue): 4-byte stores to global memory hold the long scoreboard
+             * until the store unit has read their registers, and the next instructions to
+             * reuse them wait. The staging of this warp's 16 rows is free once its last store
+             * has read it; the TMA unit writes only the rows below Nq (the map's bound). */
+            const int r16 = 64 * wg + 16 * warp;      /* this warp's first row in the tile */
+            const uint32_t so = sO + opaque_zero();   /* addresses built here, not kept */
+            if (lane == 0)
+                bulk_wait_read<0>();
+            __syncwarp();
+#pragma unroll
+            for (int a = 0; a < 2; a++) {
+                const float inv = 1.f / l[a];
+                const int r = g + 8 * a;
+#pragma unroll
+                for (int j = 0; j < D / 8; j++)
+                    st_shared_u32(so + (j / 8) * tile_bytes<64>(Br) + (r16 + r) * 128 +
+                                      (((j % 8) ^ (r % 8)) << 4) + 4 * t,
+                                  pack_bf16(o[4 * j + 2 * a] * inv, o[4 * j + 2 * a + 1] * inv));
+                if (t == 0 && row[a] < Nq)   /* rows past Nq were computed from zero queries */
+                    lseb[row[a]] = m[a] * scale + logf(l[a]);
+            }
+            fence_proxy_async_smem();   /* the generic proxy's writes, seen by the TMA unit */
+            __syncwarp();
+            if (lane == 0 && w.q0 + r16 < Nq) {   /* a box wholly past Nq writes nothing */
+#pragma unroll
+                for (int at = 0; at < D / 64; at++)
+                    tma_store_3d(&tmO, sO + at * tile_bytes<64>(Br) + r16 * 128, 64 * at,
+                                 w.q0 + r16, w.bh);
+                bulk_commit();
+            }
+            continue;
+        }
+        bf16 *Ob = O + (size_t)w.bh * Nq * D;
 #pragma unroll
         for (int a = 0; a < 2; a++) {
             if (row[a] >= Nq)
@@ -598,6 +662,8 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
                 lseb[row[a]] = m[a] * scale + logf(l[a]);
         }
     }
+    if (Tiles<D>::TMA_O && lane == 0)
+        bulk_wait<0>();   /* the block's shared memory must outlive the stores that read it */
 }
 
 /* ============================================================================= the backward
@@ -1560,13 +1626,16 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
     if (!encode)
         return ATTN_ERR_CUDA;
     const int bh = p->batch * p->heads, bkv = p->batch * attn_heads_kv(p);
-    CUtensorMap tmQ, tmK, tmV;
+    CUtensorMap tmQ, tmK, tmV, tmO = {};
     if (make_map(encode, &tmQ, q, bh, p->seq_q, D, Br) != ATTN_OK ||
         make_map(encode, &tmK, k, bkv, p->seq_k, D, Bc) != ATTN_OK ||
-        make_map(encode, &tmV, v, bkv, p->seq_k, D, Bc) != ATTN_OK)
+        make_map(encode, &tmV, v, bkv, p->seq_k, D, Bc) != ATTN_OK ||
+        (Tiles<D>::TMA_O && make_map(encode, &tmO, o, bh, p->seq_q, D, 16) != ATTN_OK))
         return ATTN_ERR_CUDA;
-    /* Q, STAGES K and V stages, the mbarriers, plus 1 KB to align the base to a swizzle line */
-    constexpr size_t smem = tile_bytes<D>(Br) + 2 * STAGES * tile_bytes<D>(Bc) +
+    /* Q, STAGES K and V stages, O's staging, the mbarriers, plus 1 KB to align the base to a
+     * swizzle line */
+    constexpr size_t smem = (Tiles<D>::TMA_O ? 2 : 1) * tile_bytes<D>(Br) +
+                            2 * STAGES * tile_bytes<D>(Bc) +
                             8 * (2 + 4 * STAGES) + 1024;
     auto kernel = attention_fwd<D, NWG, Bc, SPLIT>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
@@ -1614,8 +1683,8 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
     G = (bh + sections - 1) / sections;
     const float c = p->scale * 1.4426950408889634f;   /* scale * log2(e): exp2 in the loop */
     kernel<<<(unsigned)blocks, (NWG + 1) * WG, smem, stream>>>(
-        tmQ, tmK, tmV, (bf16 *)o, lse, bh, (unsigned)G, (unsigned)n_dp, ws, p->seq_q, p->seq_k, c,
-        p->scale, p->causal, p->heads / attn_heads_kv(p));
+        tmQ, tmK, tmV, tmO, (bf16 *)o, lse, bh, (unsigned)G, (unsigned)n_dp, ws, p->seq_q,
+        p->seq_k, c, p->scale, p->causal, p->heads / attn_heads_kv(p));
     return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
 }
 
