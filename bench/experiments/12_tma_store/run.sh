@@ -16,7 +16,10 @@
 #                     kind (checks.txt); launch by launch against the step at the eight bar
 #                     shapes, 3 rounds of 10 (ab.csv, summary.txt); then the GPU suite and
 #                     bench/sanitize.sh 12 14 with tma12-14 in place (candidates.sh's suite)
-#   run.sh bars OUT   (~6 min; the call right after `run`, FlashAttention-4's two parts carried
+#   run.sh land OUT   (~6 min) the steps as committed with TMA_O at D = 128: attn run of step 12
+#                     before (base.so) and after on the same seeds (same_bits.txt: the check lines
+#                     must match digit for digit), the GPU suite and bench/sanitize.sh 12 14
+#   run.sh bars OUT   (~6 min; the call right after `run` or `land`, FlashAttention-4's two parts carried
 #                     in the two calls: build/fa4s1, then build/fa4s2) FA4 installed, then with
 #                     tma12-14 in place the bars sweep beside SDPA cuDNN and FA4 (candidates.sh's
 #                     bars_run) and the standard sweep's forward rows of steps 12 and 13 beside
@@ -58,6 +61,24 @@ run)
     suite "$d" "$o/logs" 12 14
     suite_summary "$o/logs" | tee -a "$o/summary.txt"
     tar -C "$o" -czf "$o/logs.tar.gz" logs && rm -rf "$o/logs"
+    ;;
+land)
+    o=${2:?usage: run.sh land OUT}
+    tmp=$(mktemp -d)
+    old=$(steps_with 12_three_warpgroups=$B/base.so)
+    for s in 11 12 13; do
+        for sh in "2,4,1000,1000,128" "1,8,2048,3000,128 --causal" "2,8,4096,4096,128" "1,4,1000,777,64"; do
+            for d in "$old" build/steps; do
+                echo "## $([ "$d" = build/steps ] && echo after || echo before) seed $s $sh"
+                # shellcheck disable=SC2086
+                ATTN_STEPS_DIR=$d timeout 60 build/attn run --step 12 --shape $sh --seed $s --reps 1 2>&1 |
+                    grep -E '^check|rel'
+            done
+        done
+    done >"$tmp/same_bits.txt" 2>&1
+    suite "$(steps_with)" "$tmp" 12 14
+    suite_summary "$tmp" | tee "$o/summary.txt"
+    tar -czf "$o/logs.tar.gz" -C "$tmp" .
     ;;
 bars)
     o=${2:?usage: run.sh bars OUT}
