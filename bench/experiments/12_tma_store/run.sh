@@ -21,7 +21,7 @@
 #                     must match digit for digit), the GPU suite and bench/sanitize.sh 12 14
 #   run.sh bars OUT   (~6 min; the call right after `run` or `land`, FlashAttention-4's two parts carried
 #                     in the two calls: build/fa4s1, then build/fa4s2) FA4 installed, then with
-#                     tma12-14 in place the bars sweep beside SDPA cuDNN and FA4 (candidates.sh's
+#                     the steps as committed the bars sweep beside SDPA cuDNN and FA4 (candidates.sh's
 #                     bars_run) and the standard sweep's forward rows of steps 12 and 13 beside
 #                     SDPA flash, cuDNN and FA4, as 12_fwd_timeline/land.sh part 2 runs them
 set -u
@@ -84,11 +84,11 @@ bars)
     o=${2:?usage: run.sh bars OUT}
     fa4_install "$o"
     tail -n 1 "$o/fa4_install.txt"
-    d=$(steps_with 12_three_warpgroups=$B/tma12.so 13_backward_wgmma=$B/tma13.so 14_gqa=$B/tma14.so)
+    d=build/steps
     sha=$(cat .git-sha 2>/dev/null)
-    bars_run "$o" "$d" "steps 12 and 13 with tma12 and tma13 (12_tma_store) in place"
+    bars_run "$o" "$d" "steps 12 and 13 as committed (TMA_O at D = 128)"
     t0=$SECONDS log=$o/bench.log
-    { echo "commit $sha, tma12 and tma13 in place"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >$log
+    { echo "commit $sha, steps as committed"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$log"
     ATTN_STEPS_DIR=$d ATTN_SWEEPS_FILE=/tmp/sweeps_fwd ATTN_GIT_SHA=$sha timeout 300 build/attn bench \
         --sweep standard --steps 12,13 --out $o/standard.csv 2>>$log
     echo "== attn bench rc $? at $((SECONDS - t0)) s" >>$log
