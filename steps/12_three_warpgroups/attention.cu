@@ -22,8 +22,8 @@
  *     N = 4096, a ninth of the SM time idle; step 11's 128-row tiles left 3 %). Its partials are
  *     sized per head dim (sk_threads). Launch by launch: 8 % less time at N = 4096, 6 % at
  *     8192, 1-2 % at 16384, under 1 % at 2048 (bench/experiments/12_streamk64).
- * Three changes to what the machine code does with steps 10-11's loop, at every head dim, found by
- * reading this step's SASS beside FlashAttention-4's (bench/experiments/12_fa4_sass, 12_descriptors):
+ * Four changes to what the machine code does with steps 10-11's loop and epilogue, found by reading
+ * this step's SASS beside FlashAttention-4's (bench/experiments/12_fa4_sass, 12_descriptors):
  *   - wgmma descriptors: issue_qk and issue_pv build one descriptor per operand tile and add
  *     each k-slice's offset as a constant, and the warpgroup's Q address comes from a warp-uniform
  *     index, so ptxas keeps them in uniform registers. Built from each slice's address (steps
@@ -43,6 +43,11 @@
  *   Launch by launch at the eight bar shapes: the first two +0.5-3.5 % over the step without
  *   them (each alone 1.7-2.5 % at D = 128 not causal, nothing elsewhere), the third +0.5-2.8 %
  *   over the first two (bench/experiments/12_softmax_chains).
+ *   - O's store at D = 128 (Tiles<D>::TMA_O): each warp writes its 16 rows of O into shared
+ *     memory and one TMA store per 64-column atom writes them out, as FlashAttention-3 and -4 do;
+ *     4-byte global stores held 5.9 % of the warp samples at N = 4096 causal, their registers
+ *     waited on until the store unit had read them. 1-2 % less time at D = 128; at D = 64,
+ *     1-2 % more not causal, so D = 64 keeps its register stores (bench/experiments/12_tma_store).
  *
  * Prediction (H200, bf16, D = 64, not causal): Nsight Compute has step 11's tensor pipe busy
  * 47 % of the time at N = 4096, FlashAttention-4's three-warpgroup kernel 53 %: matching it,
@@ -52,7 +57,8 @@
  *
  * Limits: forward only; bf16; D = 64 or 128; scale > 0; any Nq, Nk >= 1; causal top-left with
  * tile skipping. Hopper only (sm_90a). One block per SM: 512 threads at D = 64, shared memory
- * 89 KB (few tiles: step 11's 384 threads, 113 KB); 384 threads at D = 128, 193 KB (Bc = 160).
+ * 89 KB (few tiles: step 11's 384 threads, 113 KB); 384 threads at D = 128, 225 KB (Bc = 160,
+ * and O's staging).
  * Workspace: none when causal; else stream-K's partials, 105 KB (D = 64) or 139 KB (D = 128) per
  * block of the grid (at most 144 blocks: 15 or 20 MB).
  *
