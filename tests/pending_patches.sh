@@ -11,8 +11,8 @@ if ! command -v patch >/dev/null; then
 fi
 # shellcheck disable=SC2034   # the chains name their patches under $E
 E=bench/experiments
-# None pending now (12_tma_store landed at D = 128). A chain reads "STEP:PATCH PATCH ...".
-chains=()
+# 13_br80 (checked and timed, not yet landed): 80-row query tiles in step 13's backward at D = 128.
+chains=("13_backward_wgmma:$E/13_br80/br80.patch")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0

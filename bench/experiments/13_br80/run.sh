@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Step 13's backward at D = 128, not causal (and not deterministic), with 80-row query tiles
+# instead of 64: FlashAttention-3's sm90 choice there (80 x 128 tiles, two MMA warpgroups, dQ
+# computed transposed, "dQ_swapAB"). br80.patch, against steps/13_backward_wgmma/attention.cu at
+# 9d88f3a: BwdTiles<128, true> (Br = 80, DQ_T), used by bwd_wide() problems only; causal, the
+# deterministic backward and D = 64 keep their kernels (their SASS is unchanged, byte for byte).
+# Here (nvcc, no GPU):  run.sh build     (build/v13b/: base.so = step 13 as committed, br80.so;
+#                                         ptxas registers/spills of both, the SASS loop lengths;
+#                                         build/v15/ab if missing)
+# On the H200 (carry build/steps, build/attn, build/v13b, build/v15, build/tests, .device-libs;
+# LD_LIBRARY_PATH=$PWD/.device-libs):
+#   run.sh run OUT    (~3 min) br80 checked in step 13's place: ragged not-causal D = 128
+#                     backward shapes (Nq not a multiple of 80, one partial tile, Nk past a key
+#                     tile, Nk a multiple of 128 = the unmasked kernel, Nq = 1) for the inputs
+#                     normal, large and far, and the paths that keep Br = 64 (causal,
+#                     deterministic, D = 64) once (checks.txt); then launch by launch against the
+#                     step at 4,8,4096,4096,128 and 4,8,16384,16384,128, 3 rounds of 10
+#                     (ab.csv, summary.txt)
+#   run.sh suite OUT  (~6 min, a second call) with br80 in step 13's place: the GPU suite and
+#                     bench/sanitize.sh 13 (memcheck + synccheck, racecheck; its shapes 1,1,65,300,128
+#                     and 1,2,1,129,128 take the 80-row kernel): OUT/summary.txt, OUT/logs.tar.gz
+set -u
+cd "$(dirname "$0")/../../.."
+. bench/experiments/tools/candidates.sh
+B=build/v13b
+X=bench/experiments/13_br80
+case ${1:-} in
+build)
+    set -e -o pipefail
+    make -s
+    mkdir -p $B
+    cp build/steps/13_backward_wgmma.so $B/base.so
+    if [ ! -x build/v15/ab ]; then   # as bench/experiments/15_decode/run.sh builds it
+        mkdir -p build/v15
+        gcc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Icommon -I/usr/local/cuda/include \
+            -o build/v15/ab bench/experiments/tools/ab.c build/libharness.a -L/usr/local/cuda/lib64 \
+            -Wl,-rpath,/usr/local/cuda/lib64 -lcudart -ldl -lm
+    fi
+    patch -s -p1 -o $B/br80.cu steps/13_backward_wgmma/attention.cu $X/br80.patch
+    # shellcheck disable=SC2086
+    $NV -Xptxas -v -o $B/br80.so $B/br80.cu >$B/br80.ptxas 2>&1 &
+    # the step as committed once more, for its ptxas lines only
+    # shellcheck disable=SC2086
+    $NV -Xptxas -v -o $B/base_v.so steps/13_backward_wgmma/attention.cu >$B/base.ptxas 2>&1 &
+    wait
+    for v in base br80; do
+        echo "== $v (bwd_main<D, MASKED, DET, KEYS[, WIDE]>)"
+        ptxas_summary $B/$v.ptxas 'bwd_main|bwd_convert'
+        echo "  wgmma serialized (C7512): $(grep -c C7512 $B/$v.ptxas) kernels"
+    done
+    # a query tile's wgmmas: 64 rows 8 + 8 + 4 + 8 + 4 = 32; 80 rows 8 + 8 + 5 + 8 + 5 = 34
+    sass_counts 'bwd_mainILi128ELb0ELb0ELb0E' 32 $B/base.so
+    sass_counts 'bwd_mainILi128ELb0ELb0ELb0ELb1E' 34 $B/br80.so
+    sass_counts 'bwd_mainILi128ELb1ELb0ELb0E' 32 $B/base.so
+    sass_counts 'bwd_mainILi128ELb1ELb0ELb0ELb1E' 34 $B/br80.so
+    ;;
+run)
+    o=${2:?usage: run.sh run OUT}
+    mkdir -p "$o"
+    d=$(steps_with 13_backward_wgmma=$B/br80.so)
+    {
+        for inp in normal large far; do
+            quick_runs "$d" 13 "--backward --inputs $inp" 1,3,300,1000,128 2,4,65,777,128 \
+                1,2,1000,1000,128 1,40,1000,4000,128 1,2,1000,1024,128 2,2,4000,2048,128 \
+                1,300,1,2100,128
+        done
+        quick_runs "$d" 13 "--backward" "1,2,700,333,128 --causal" "1,3,300,1000,128 --deterministic" \
+            2,4,65,777,64 "1,2,1000,1000,64 --causal"
+    } >"$o/checks.txt" 2>&1
+    echo "checks: $(grep -c PASS "$o/checks.txt") PASS, $(grep -c FAIL "$o/checks.txt") FAIL"
+    timeout -k 5 200 build/v15/ab --backward --rounds 3 --reps 10 --shape 4,8,4096,4096,128 \
+        --shape 4,8,16384,16384,128 $B/base.so $B/br80.so >"$o/ab.csv" 2>"$o/ab.log"
+    echo "ab rc $?"
+    ab_ratios "$o/ab.csv" | tee "$o/summary.txt"
+    ;;
+suite)
+    o=${2:?usage: run.sh suite OUT}
+    mkdir -p "$o/logs"
+    suite "$(steps_with 13_backward_wgmma=$B/br80.so)" "$o/logs" 13
+    suite_summary "$o/logs" | tee "$o/summary.txt"
+    tar -C "$o" -czf "$o/logs.tar.gz" logs && rm -rf "$o/logs"
+    ;;
+*) sed -n 2,21p "$X/run.sh"; exit 2 ;;
+esac
