@@ -4,21 +4,28 @@
 # computed transposed, "dQ_swapAB"). br80.patch, against steps/13_backward_wgmma/attention.cu at
 # 9d88f3a: BwdTiles<128, true> (Br = 80, DQ_T), used by bwd_wide() problems only; causal, the
 # deterministic backward and D = 64 keep their kernels (their SASS is unchanged, byte for byte).
-# Here (nvcc, no GPU):  run.sh build     (build/v13b/: base.so = step 13 as committed, br80.so;
-#                                         ptxas registers/spills of both, the SASS loop lengths;
+# br80_14.patch: the same change in steps/14_gqa/attention.cu (its blocks walk a K/V group's query
+# heads), the same code wherever steps 13 and 14 are the same (make diff A=13 B=14 stays GQA).
+# Here (nvcc, no GPU):  run.sh build     (build/v13b/: base.so = step 13 as committed, br80.so,
+#                                         base14.so = step 14 as committed, br80_14.so; ptxas
+#                                         registers/spills of all four, the SASS loop lengths;
 #                                         build/v15/ab if missing)
 # On the H200 (carry build/steps, build/attn, build/v13b, build/v15, build/tests, .device-libs;
 # LD_LIBRARY_PATH=$PWD/.device-libs):
-#   run.sh run OUT    (~3 min) br80 checked in step 13's place: ragged not-causal D = 128
+#   run.sh run OUT    (~4 min) br80 checked in step 13's place: ragged not-causal D = 128
 #                     backward shapes (Nq not a multiple of 80, one partial tile, Nk past a key
 #                     tile, Nk a multiple of 128 = the unmasked kernel, Nq = 1) for the inputs
 #                     normal, large and far, and the paths that keep Br = 64 (causal,
-#                     deterministic, D = 64) once (checks.txt); then launch by launch against the
-#                     step at 4,8,4096,4096,128 and 4,8,16384,16384,128, 3 rounds of 10
-#                     (ab.csv, summary.txt)
-#   run.sh suite OUT  (~6 min, a second call) with br80 in step 13's place: the GPU suite and
-#                     bench/sanitize.sh 13 (memcheck + synccheck, racecheck; its shapes 1,1,65,300,128
-#                     and 1,2,1,129,128 take the 80-row kernel): OUT/summary.txt, OUT/logs.tar.gz
+#                     deterministic, D = 64) once; br80_14 in step 14's place: groups of 4, 2, 1
+#                     and multi-query at D = 128 not causal, inputs normal and far, and causal,
+#                     deterministic and D = 64 once (checks.txt); then br80 launch by launch
+#                     against step 13 at 4,8,4096,4096,128 and 4,8,16384,16384,128, 3 rounds of
+#                     10 (ab.csv, summary.txt)
+#   run.sh suite OUT  (~6 min, a second call) with br80 in step 13's place and br80_14 in step
+#                     14's: the GPU suite and bench/sanitize.sh 13 14 (memcheck + synccheck,
+#                     racecheck; its D = 128 not-causal shapes, 1,1,65,300,128 and
+#                     1,2,1,129,128 among them, take the 80-row kernel): OUT/summary.txt,
+#                     OUT/logs.tar.gz
 set -u
 cd "$(dirname "$0")/../../.."
 . bench/experiments/tools/candidates.sh
@@ -37,13 +44,19 @@ build)
             -Wl,-rpath,/usr/local/cuda/lib64 -lcudart -ldl -lm
     fi
     patch -s -p1 -o $B/br80.cu steps/13_backward_wgmma/attention.cu $X/br80.patch
+    patch -s -p1 -o $B/br80_14.cu steps/14_gqa/attention.cu $X/br80_14.patch
     # shellcheck disable=SC2086
     $NV -Xptxas -v -o $B/br80.so $B/br80.cu >$B/br80.ptxas 2>&1 &
     # the step as committed once more, for its ptxas lines only
     # shellcheck disable=SC2086
     $NV -Xptxas -v -o $B/base_v.so steps/13_backward_wgmma/attention.cu >$B/base.ptxas 2>&1 &
+    # step 14: as committed (base14.so, as the Makefile builds it) and patched
+    # shellcheck disable=SC2086
+    $NV -Xptxas -v -o $B/br80_14.so $B/br80_14.cu >$B/br80_14.ptxas 2>&1 &
+    # shellcheck disable=SC2086
+    $NV -Xptxas -v -o $B/base14.so steps/14_gqa/attention.cu >$B/base14.ptxas 2>&1 &
     wait
-    for v in base br80; do
+    for v in base br80 base14 br80_14; do
         echo "== $v (bwd_main<D, MASKED, DET, KEYS[, WIDE]>)"
         ptxas_summary $B/$v.ptxas 'bwd_main|bwd_convert'
         echo "  wgmma serialized (C7512): $(grep -c C7512 $B/$v.ptxas) kernels"
@@ -53,11 +66,16 @@ build)
     sass_counts 'bwd_mainILi128ELb0ELb0ELb0ELb1E' 34 $B/br80.so
     sass_counts 'bwd_mainILi128ELb1ELb0ELb0E' 32 $B/base.so
     sass_counts 'bwd_mainILi128ELb1ELb0ELb0ELb1E' 34 $B/br80.so
+    echo "== step 14"
+    sass_counts 'bwd_mainILi128ELb0ELb0ELb0E' 32 $B/base14.so
+    sass_counts 'bwd_mainILi128ELb0ELb0ELb0ELb1E' 34 $B/br80_14.so
+    sass_counts 'bwd_mainILi128ELb1ELb0ELb0E' 32 $B/base14.so
+    sass_counts 'bwd_mainILi128ELb1ELb0ELb0ELb1E' 34 $B/br80_14.so
     ;;
 run)
     o=${2:?usage: run.sh run OUT}
     mkdir -p "$o"
-    d=$(steps_with 13_backward_wgmma=$B/br80.so)
+    d=$(steps_with 13_backward_wgmma=$B/br80.so 14_gqa=$B/br80_14.so)
     {
         for inp in normal large far; do
             quick_runs "$d" 13 "--backward --inputs $inp" 1,3,300,1000,128 2,4,65,777,128 \
@@ -66,6 +84,13 @@ run)
         done
         quick_runs "$d" 13 "--backward" "1,2,700,333,128 --causal" "1,3,300,1000,128 --deterministic" \
             2,4,65,777,64 "1,2,1000,1000,64 --causal"
+        # step 14 (B,H,Nq,Nk,D,H_kv): groups of 4, 2, 1 (= step 13) and multi-query (8)
+        for inp in normal far; do
+            quick_runs "$d" 14 "--backward --inputs $inp" 1,8,300,1000,128,2 2,8,65,777,128,4 \
+                1,8,1000,1024,128,8 1,8,1,2100,128,1
+        done
+        quick_runs "$d" 14 "--backward" "1,8,300,1000,128,2 --causal" \
+            "1,8,300,1000,128,2 --deterministic" 2,8,65,777,64,4
     } >"$o/checks.txt" 2>&1
     echo "checks: $(grep -c PASS "$o/checks.txt") PASS, $(grep -c FAIL "$o/checks.txt") FAIL"
     timeout -k 5 200 build/v15/ab --backward --rounds 3 --reps 10 --shape 4,8,4096,4096,128 \
@@ -76,9 +101,9 @@ run)
 suite)
     o=${2:?usage: run.sh suite OUT}
     mkdir -p "$o/logs"
-    suite "$(steps_with 13_backward_wgmma=$B/br80.so)" "$o/logs" 13
+    suite "$(steps_with 13_backward_wgmma=$B/br80.so 14_gqa=$B/br80_14.so)" "$o/logs" 13 14
     suite_summary "$o/logs" | tee "$o/summary.txt"
     tar -C "$o" -czf "$o/logs.tar.gz" logs && rm -rf "$o/logs"
     ;;
-*) sed -n 2,21p "$X/run.sh"; exit 2 ;;
+*) sed -n 2,28p "$X/run.sh"; exit 2 ;;
 esac
