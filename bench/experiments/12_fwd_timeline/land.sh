@@ -29,17 +29,7 @@ pack)
     unpack_carry
     tmp=$(mktemp -d)
     echo "commit $(cat .git-sha 2>/dev/null); steps as committed" >"$tmp/gpu_tests.txt"
-    old=$(steps_with 12_three_warpgroups=build/v12r/base.so)
-    for s in 11 12 13; do
-        for sh in "2,4,1000,1000,128" "1,8,2048,3000,128 --causal" "2,8,4096,4096,128" "1,4,1000,777,64"; do
-            for d in "$old" build/steps; do
-                echo "## $([ "$d" = build/steps ] && echo after || echo before) seed $s $sh"
-                # shellcheck disable=SC2086
-                ATTN_STEPS_DIR=$d timeout 60 build/attn run --step 12 --shape $sh --seed $s --reps 1 2>&1 |
-                    grep -E '^check|rel'
-            done
-        done
-    done >"$tmp/same_bits.txt" 2>&1
+    same_bits "$(steps_with 12_three_warpgroups=build/v12r/base.so)" "$tmp/same_bits.txt"
     suite "$(steps_with)" "$tmp" 12 14
     suite_summary "$tmp" >"$o/summary.txt" 2>&1
     cat "$o/summary.txt"

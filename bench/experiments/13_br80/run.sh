@@ -37,12 +37,7 @@ build)
     make -s
     mkdir -p $B
     cp build/steps/13_backward_wgmma.so $B/base.so
-    if [ ! -x build/v15/ab ]; then   # as bench/experiments/15_decode/run.sh builds it
-        mkdir -p build/v15
-        gcc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Icommon -I/usr/local/cuda/include \
-            -o build/v15/ab bench/experiments/tools/ab.c build/libharness.a -L/usr/local/cuda/lib64 \
-            -Wl,-rpath,/usr/local/cuda/lib64 -lcudart -ldl -lm
-    fi
+    [ -x build/v15/ab ] || build_ab
     patch -s -p1 -o $B/br80.cu steps/13_backward_wgmma/attention.cu $X/br80.patch
     patch -s -p1 -o $B/br80_14.cu steps/14_gqa/attention.cu $X/br80_14.patch
     # shellcheck disable=SC2086

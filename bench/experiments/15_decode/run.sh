@@ -115,9 +115,7 @@ build)
                 >>build/v15/ptxas.txt
     done
     cat build/v15/ptxas.txt
-    gcc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Icommon -I/usr/local/cuda/include -o build/v15/ab \
-        bench/experiments/tools/ab.c build/libharness.a -L/usr/local/cuda/lib64 \
-        -Wl,-rpath,/usr/local/cuda/lib64 -lcudart -ldl -lm
+    build_ab
     du -sh build
     ;;
 run)

@@ -19,6 +19,12 @@
 #                                trip holds N wgmmas (tools/sass_loop.py; needs cuobjdump)
 #   quick_runs DIR STEP ARGS SHAPE...   with ATTN_STEPS_DIR=DIR, attn run --step STEP ARGS on each
 #                                shape, its check and time lines under a '## ...' line each
+#   same_bits OLD OUT            with ATTN_STEPS_DIR=OLD (step 12 before a change) and build/steps
+#                                (after), attn run of step 12 on the same 12 seeded shapes: their
+#                                check lines, before and after, into OUT (they must agree digit for
+#                                digit when only the schedule or the store path changed)
+#   build_ab                     build/v15/ab from ../tools/ab.c (make first: it links
+#                                build/libharness.a)
 #   unpack_carry                 on the H200: the builds in .carry/b.txz, and this call's share of
 #                                FlashAttention-4 (build/fa4s1 or build/fa4s2) into /tmp/fa4, as
 #                                lease.sh's unpack
@@ -140,4 +146,23 @@ unpack_carry() {
 fa4_install() {
     { mkdir -p /tmp/fa4a && cat /tmp/fa4/aa.aa /tmp/fa4/aa.ab >/tmp/fa4a/cu13.part.aa &&
           bash build/v15/fa4-install.sh /tmp/fa4/b /tmp/fa4a; } >"$1/fa4_install.txt" 2>&1
+}
+same_bits() {
+    local old=$1 s sh d
+    for s in 11 12 13; do
+        for sh in "2,4,1000,1000,128" "1,8,2048,3000,128 --causal" "2,8,4096,4096,128" "1,4,1000,777,64"; do
+            for d in "$old" build/steps; do
+                echo "## $([ "$d" = build/steps ] && echo after || echo before) seed $s $sh"
+                # shellcheck disable=SC2086
+                ATTN_STEPS_DIR=$d timeout 60 build/attn run --step 12 --shape $sh --seed $s --reps 1 2>&1 |
+                    grep -E '^check|rel'
+            done
+        done
+    done >"$2" 2>&1
+}
+build_ab() {
+    mkdir -p build/v15
+    gcc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Icommon -I/usr/local/cuda/include -o build/v15/ab \
+        bench/experiments/tools/ab.c build/libharness.a -L/usr/local/cuda/lib64 \
+        -Wl,-rpath,/usr/local/cuda/lib64 -lcudart -ldl -lm
 }
