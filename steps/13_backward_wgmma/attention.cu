@@ -701,18 +701,33 @@ constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LO
  *                  added onto the same floats, no barrier between the warpgroups (bwd_main<...,
  *                  KEYS>). Twice the bytes reduced in L2, which pays where the walk is long
  *   DS_STMATRIX    dS^T goes to shared memory by stmatrix, not by plain stores
- *   LSE2_EARLY     lse2's first two pairs are read before the wait for S^T */
-template <int D> struct BwdTiles;
+ *   LSE2_EARLY     lse2's first two pairs are read before the wait for S^T
+ *   DQ_T           (WIDE only) dQ computed transposed, dQ^T = K^T dS^T (FlashAttention-3's
+ *                  dQ_swapAB): wgmma's M is 64, so 80 query rows can only be its N
+ * WIDE: D = 128 not causal and not deterministic (bwd_wide) takes 80-row query tiles,
+ * FlashAttention-3's choice there (causal keeps 64: det2_turn and the causal walk need
+ * Bc % Br == 0). Warpgroup w computes dQ^T's features 64w.. (M = 64) for the tile's 80 queries
+ * (N = 80) over all 128 keys; for that dS goes to shared memory as [query][key] (stmatrix
+ * .trans), a K-major B, and K is read as an MN-major A. */
+template <int D, bool WIDE = false> struct BwdTiles;
 template <> struct BwdTiles<128> {
     static constexpr int Br = 64;   /* registers: dK and dV take 128 per thread */
     static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, LSE2_EARLY = true;
+    static constexpr bool DQ_T = false;
     static constexpr int KEYS_FROM = INT_MAX;   /* never: Br = 64 is one piece of rows */
 };
 template <> struct BwdTiles<64> {
     static constexpr int Br = 128;   /* twice the products per tile for the same bookkeeping */
     /* stmatrix and the early lse2 measured slower here (spills then: note 13) */
     static constexpr bool DQ_BY_COLUMNS = false, DS_STMATRIX = false, LSE2_EARLY = false;
+    static constexpr bool DQ_T = false;
     static constexpr int KEYS_FROM = 16384;
+};
+template <> struct BwdTiles<128, true> {
+    static constexpr int Br = 80;   /* dS^T, dP^T: 40 registers each; dQ^T's piece 40 */
+    static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, LSE2_EARLY = true;
+    static constexpr bool DQ_T = true;
+    static constexpr int KEYS_FROM = INT_MAX;
 };
 
 /* bwd_main's named barriers (0 is __syncthreads), both between consumer threads only */
@@ -734,12 +749,17 @@ enum BwdBarrier : int {
  *   dQ        the two warpgroups' dQ staging, fp32 (PIECES pieces of 64 x 64 each)
  *   lse2, Di  BWD_STAGES stages of Br floats of lse2 and Di (bulk copies beside Q and dO)
  *   bar_kv, full, empty   the mbarriers: K/V arrived; a stage full; a stage free */
-template <int D, bool KEYS = false> struct BwdSmem {
-    static constexpr int Br = BwdTiles<D>::Br;
+template <int D, bool KEYS = false, bool WIDE = false> struct BwdSmem {
+    using Tiles = BwdTiles<D, WIDE>;
+    static constexpr int Br = Tiles::Br;
     static constexpr int PIECES = KEYS ? Br / 64 : 1, DS_BUFS = KEYS ? 1 : 2;
+    /* a dQ piece: 64 x 64 floats, or (DQ_T) 64 features x Br queries */
+    static constexpr int DQ_FLOATS = Tiles::DQ_T ? 64 * Br : BWD_DQ_FLOATS;
     static constexpr uint32_t KV = tile_bytes<D>(BWD_BC), QT = tile_bytes<D>(Br);
-    static constexpr uint32_t DS_ATOM = BWD_BC * 128, DS = Br / 64 * DS_ATOM;
-    static constexpr uint32_t DQ = PIECES * BWD_DQ_FLOATS * 4;   /* one warpgroup's pieces */
+    /* DQ_T: dS [Br queries][128 keys], Bc / 64 atoms of 64 keys (Br rows of 128 bytes each) */
+    static constexpr uint32_t DS_ATOM = Tiles::DQ_T ? Br * 128 : BWD_BC * 128,
+                              DS = Tiles::DQ_T ? BWD_BC / 64 * DS_ATOM : Br / 64 * DS_ATOM;
+    static constexpr uint32_t DQ = PIECES * DQ_FLOATS * 4;   /* one warpgroup's pieces */
     static constexpr uint32_t K = 0, V = K + KV, Q = V + KV, dO = Q + BWD_STAGES * QT,
                               dS = dO + BWD_STAGES * QT, dQ = dS + DS_BUFS * DS,
                               lse2 = dQ + 2 * DQ, Di = lse2 + BWD_STAGES * Br * 4,
@@ -754,8 +774,36 @@ static_assert(BwdSmem<64>::dS % 1024 == 0 && BwdSmem<128>::dS % 1024 == 0 &&
               "the swizzled tiles must start on a 1024-byte swizzle line");
 static_assert(BwdSmem<64>::bar_kv % 8 == 0 && BwdSmem<128>::bar_kv % 8 == 0,
               "mbarriers are 8-byte aligned");
+static_assert(BwdSmem<128, false, true>::BYTES <= 227 * 1024 &&
+                  BwdSmem<128, false, true>::dS % 1024 == 0 &&
+                  BwdSmem<128, false, true>::Q % 1024 == 0 &&
+                  (BwdSmem<128, false, true>::Q + BwdSmem<128, false, true>::QT) % 1024 == 0 &&
+                  (BwdSmem<128, false, true>::dS + BwdSmem<128, false, true>::DS) % 1024 == 0 &&
+                  BwdSmem<128, false, true>::bar_kv % 8 == 0 &&
+                  BwdSmem<128, false, true>::lse2 % 16 == 0 &&
+                  BwdSmem<128, false, true>::Di % 16 == 0,
+              "80-row tiles: the shared memory fits, swizzled tiles on 1024-byte lines, bulk "
+              "copies 16-byte aligned");
 static_assert(BwdSmem<64, true>::lse2 == BwdSmem<64>::lse2 && BwdSmem<64, true>::dS % 1024 == 0,
               "by keys, dS^T and the staging trade places; the producer's offsets stay");
+
+/* stmatrix .x4 .trans: as stmatrix_x4, each 8 x 8 matrix stored transposed: the address thread l
+ * gives is that of row l % 8 of matrix l / 8 as stored, i.e. column l % 8 of the fragment. */
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, const uint32_t (&r)[4])
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n"
+                 ::"r"(addr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+                 : "memory");
+}
+
+/* threadIdx.x read afresh (volatile: not merged with the kernel's first read), for values that
+ * would otherwise be held in a register across the whole loop */
+__device__ __forceinline__ int fresh_tid()
+{
+    int r;
+    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(r));
+    return r;
+}
 
 /* The backward's products, named by their operands' transposes as ThunderKittens names them
  * (mma_ABt: A B^T). Each issues one warpgroup's k-slices of 16 (wgmma m64nNk16); the caller
@@ -893,12 +941,14 @@ __device__ __forceinline__ Det2Group det2_group(int kt, int n_kt, int n_qt, int 
 /* The deterministic kernel (DET) orders its blocks for det2_turn: causal, a section's last key
  * tile first; not causal, each block's walk starts at its place in its group (det2_group) and
  * wraps: it takes all n_qt query tiles from qt_begin (walk_qt). */
-template <int D, bool DET>
+template <int D, bool DET, bool WIDE = false>
 __device__ __forceinline__ BwdBlock bwd_block(int bh_count, int Nq, int Nk, int causal, int hps,
                                               int sms)
 {
-    constexpr int Bc = BWD_BC, Br = BwdTiles<D>::Br;
-    const int n_kt = (Nk + Bc - 1) / Bc, n_qt = (Nq + Br - 1) / Br, n_qb = n_qt * (Br / 64);
+    constexpr int Bc = BWD_BC, Br = BwdTiles<D, WIDE>::Br;
+    /* DQ_T: one block of Br rows per query tile */
+    constexpr int QB = BwdTiles<D, WIDE>::DQ_T ? 1 : Br / 64;
+    const int n_kt = (Nk + Bc - 1) / Bc, n_qt = (Nq + Br - 1) / Br, n_qb = n_qt * QB;
     int kt = (int)(blockIdx.x % n_kt), bh = (int)(blockIdx.x / n_kt);
     if (causal) {   /* section sec of hps heads (the last one may have fewer: h) */
         const int per = hps * n_kt, sec = (int)(blockIdx.x / per), r = (int)(blockIdx.x % per);
@@ -924,14 +974,14 @@ template <bool DET> __device__ __forceinline__ int walk_qt(const BwdBlock &blk, 
 
 /* The producer (one thread): K and V once, then per query tile Q, dO (TMA), lse2 and Di (bulk
  * copies) into the ring's stage i % BWD_STAGES, once the consumers have released it. */
-template <int D, bool DET>
+template <int D, bool DET, bool WIDE = false>
 __device__ __forceinline__ void bwd_load(const BwdShared &sm, const BwdBlock &blk,
                                          const CUtensorMap *tmQ, const CUtensorMap *tmK,
                                          const CUtensorMap *tmV, const CUtensorMap *tmdO,
                                          const float *lse2, const float *Di)
 {
-    constexpr int Bc = BWD_BC, Br = BwdTiles<D>::Br;
-    constexpr uint32_t KV = BwdSmem<D>::KV, QT = BwdSmem<D>::QT;
+    constexpr int Bc = BWD_BC, Br = BwdTiles<D, WIDE>::Br;
+    constexpr uint32_t KV = BwdSmem<D, false, WIDE>::KV, QT = BwdSmem<D, false, WIDE>::QT;
     tma_prefetch_map(tmQ);
     tma_prefetch_map(tmdO);
     mbar_arrive_expect_tx(sm.bar_kv, 2 * KV);
@@ -1009,11 +1059,11 @@ __device__ __forceinline__ int det2_turn(const BwdBlock &blk, int qt, int n_kt, 
 /* The 64 x 64 piece of dq_acc that warpgroup w adds for query tile qt (DQ_BY_COLUMNS): by columns
  * its 64 columns of the tile's 64 rows, by rows its 64 rows (qb = qt Br / 64 + w) of the 64
  * columns. dq_acc holds the pieces of a head by 64-row block, then by 64-column atom. */
-template <int D>
+template <int D, bool WIDE = false>
 __device__ __forceinline__ size_t dq_piece(const BwdBlock &blk, int qt, int w)
 {
-    constexpr int Br = BwdTiles<D>::Br;
-    return ((size_t)blk.bh * blk.n_qb + (size_t)qt * (Br / 64)) * (D / 64) + w;
+    constexpr int Br = BwdTiles<D, WIDE>::Br, QB = BwdTiles<D, WIDE>::DQ_T ? 1 : Br / 64;
+    return ((size_t)blk.bh * blk.n_qb + (size_t)qt * QB) * (D / 64) + w;
 }
 
 /* The dQ writer (DET): warp 1 of the producer warpgroup (24 registers), query tile by query tile
@@ -1075,10 +1125,12 @@ struct BwdQueryTile {
  * work on the registers bwd_consumer declares, held here by reference (force-inlined, they stay
  * registers): s[4j + 2a + b] is key[a], query q0 + 8j + 2t + b, and so is dp; pa[2j + a] and
  * dsa[2j + a] are their bf16 pairs (layout: mma_sm90.cuh). */
-template <int D, bool MASKED, bool DET, bool KEYS> struct BwdConsumer {
-    using Tiles = BwdTiles<D>;
-    static constexpr int Bc = BWD_BC, Br = Tiles::Br, PIECES = BwdSmem<D, KEYS>::PIECES;
-    static constexpr uint32_t DS_ATOM = BwdSmem<D>::DS_ATOM, DQ = BwdSmem<D, KEYS>::DQ;
+template <int D, bool MASKED, bool DET, bool KEYS, bool WIDE = false> struct BwdConsumer {
+    using Tiles = BwdTiles<D, WIDE>;
+    using Smem = BwdSmem<D, KEYS, WIDE>;
+    static constexpr int Bc = BWD_BC, Br = Tiles::Br, PIECES = Smem::PIECES;
+    static constexpr int DQF = Smem::DQ_FLOATS;
+    static constexpr uint32_t DS_ATOM = Smem::DS_ATOM, DQ = Smem::DQ;
 
     const BwdShared &sm;
     const BwdThread &th;
@@ -1090,7 +1142,7 @@ template <int D, bool MASKED, bool DET, bool KEYS> struct BwdConsumer {
     float (&dv)[D / 2], (&dk)[D / 2];
     float (&s)[Br / 2], (&dp)[Br / 2];
     uint32_t (&pa)[Br / 4], (&dsa)[Br / 4];
-    float (&dq)[PIECES][BWD_DQ_FLOATS / WG];
+    float (&dq)[PIECES][DQF / WG];
     float2 (&lse2_01)[2];
 
     /* S^T = K_wg Q^T and dP^T = V_wg dO^T: two groups, m64n{Br}k16, all operands K-major */
@@ -1108,7 +1160,7 @@ template <int D, bool MASKED, bool DET, bool KEYS> struct BwdConsumer {
      * exponents need not wait for shared memory after it (all eight pairs cost spills). */
     __device__ __forceinline__ void p_and_ds(const BwdQueryTile &qtile)
     {
-        const int t = th.t, q0 = qtile.q0;
+        const int t = Tiles::DQ_T ? fresh_tid() % 4 : th.t, q0 = qtile.q0;
         const float *lse2_st = qtile.lse2;
         if (Tiles::LSE2_EARLY) {
             lse2_01[0] = *reinterpret_cast<const float2 *>(lse2_st + 2 * t);
@@ -1184,7 +1236,19 @@ template <int D, bool MASKED, bool DET, bool KEYS> struct BwdConsumer {
     __device__ __forceinline__ void store_ds(uint32_t ds_buf)
     {
         const int wg = th.wg, lane = th.lane;
-        if (Tiles::DS_STMATRIX) {
+        if (Tiles::DQ_T) {
+            /* dS [query][key]: matrix (j, a) of four is keys 16 warp + 8a.. (chunk 2 warp + a of
+             * atom wg) x queries 8j..; stored transposed, its row l % 8 is query 8j + l % 8 */
+#pragma unroll
+            for (int x = 0; x < Br / 16; x++) {
+                const int j = 2 * x + lane / 16, a = lane / 8 % 2;
+                const uint32_t four[4] = {dsa[4 * x], dsa[4 * x + 1], dsa[4 * x + 2],
+                                          dsa[4 * x + 3]};
+                stmatrix_x4_trans(ds_buf + wg * DS_ATOM +
+                                      sw128_offset(8 * j + lane % 8, 2 * th.warp + a),
+                                  four);
+            }
+        } else if (Tiles::DS_STMATRIX) {
 #pragma unroll
             for (int x = 0; x < Br / 16; x++) {
                 const int j = 2 * x + lane / 16;
@@ -1214,11 +1278,28 @@ template <int D, bool MASKED, bool DET, bool KEYS> struct BwdConsumer {
      * rows of dS (atom wg). By keys, its own 64 keys, all columns, a piece per 64 query rows. */
     __device__ __forceinline__ void mma_dq(uint32_t ds_buf)
     {
+        if constexpr (Tiles::DQ_T) {   /* dV done first: P^T's registers are free for dQ^T's */
+            wgmma_wait<0>();
+            reg_fence(dv);
+            reg_fence(pa);
+        }
 #pragma unroll
         for (int h = 0; h < PIECES; h++)
             reg_fence(dq[h]);
         wgmma_fence();
-        if (KEYS) {
+        if constexpr (Tiles::DQ_T) {
+            /* dQ^T [64 features of atom wg][Br queries] = K^T dS^T: A = K's atom wg as stored
+             * (MN-major, 16 keys = 2048 bytes a k-step), B = dS as stored ([query][key],
+             * K-major: 16 keys = 32 bytes into atom k / 4) */
+            const uint64_t a0 = wgmma_desc(sm.K + th.wg * tile_bytes<64>(Bc), tile_bytes<64>(Bc),
+                                           1024),
+                           b0 = wgmma_desc(ds_buf, 16, 1024);
+#pragma unroll
+            for (int k = 0; k < Bc / 16; k++)
+                wgmma_bf16<Br>::template ss<1, 0>(dq[0], a0 + ((k * 16 * 128) >> 4),
+                                                  b0 + (((k / 4) * DS_ATOM + (k % 4) * 32) >> 4),
+                                                  k > 0);
+        } else if (KEYS) {
 #pragma unroll
             for (int h = 0; h < PIECES; h++)   /* query rows 64h.. of the tile */
                 mma_AtB<64 / 16>(dq[h], ds_buf, h, DS_ATOM, sm.K, 0, tile_bytes<64>(Bc),
@@ -1269,8 +1350,8 @@ template <int D, bool MASKED, bool DET, bool KEYS> struct BwdConsumer {
 #pragma unroll
         for (int h = 0; h < PIECES; h++)
 #pragma unroll
-            for (int x = 0; x < BWD_DQ_FLOATS / WG / 4; x++)
-                *reinterpret_cast<float4 *>(sm.at(stage + h * BWD_DQ_FLOATS * 4 +
+            for (int x = 0; x < DQF / WG / 4; x++)
+                *reinterpret_cast<float4 *>(sm.at(stage + h * DQF * 4 +
                                                   (x * WG + tid % WG) * 16)) =
                     make_float4(dq[h][4 * x], dq[h][4 * x + 1], dq[h][4 * x + 2], dq[h][4 * x + 3]);
         fence_proxy_async_smem();
@@ -1281,7 +1362,7 @@ template <int D, bool MASKED, bool DET, bool KEYS> struct BwdConsumer {
         named_bar_sync(BAR_WG + wg, WG);
         if (tid % WG == 0) {
             /* by keys both warpgroups add all the tile's pieces, from its first on */
-            bulk_reduce_add_f32(dq_acc + dq_piece<D>(blk, qtile.qt, KEYS ? 0 : wg) * BWD_DQ_FLOATS,
+            bulk_reduce_add_f32(dq_acc + dq_piece<D, WIDE>(blk, qtile.qt, KEYS ? 0 : wg) * DQF,
                                 stage, DQ);
             bulk_commit();
         }
@@ -1303,13 +1384,21 @@ template <int D, bool MASKED, bool DET, bool KEYS> struct BwdConsumer {
             bulk_wait<0>();   /* the last adds are done before the block's shared memory goes */
 
         bf16 *dKb = dK + (size_t)bh * Nk * D, *dVb = dV + (size_t)bh * Nk * D;
+        /* DQ_T: the keys and t read afresh (held across the loop, they spilled) */
+        int keys[2] = {key[0], key[1]}, t = th.t;
+        if constexpr (Tiles::DQ_T) {
+            const int l = fresh_tid() % WG, kr = k0 + 64 * th.wg + 16 * (l / 32) + l % 32 / 4;
+            keys[0] = kr;
+            keys[1] = kr + 8;
+            t = l % 4;
+        }
 #pragma unroll
         for (int a = 0; a < 2; a++) {
-            if (key[a] >= Nk)
+            if (keys[a] >= Nk)
                 continue;
 #pragma unroll
             for (int j = 0; j < D / 8; j++) {
-                const size_t e = (size_t)key[a] * D + 8 * j + 2 * th.t;
+                const size_t e = (size_t)keys[a] * D + 8 * j + 2 * t;
                 *reinterpret_cast<uint32_t *>(dKb + e) =
                     pack_bf16(dk[4 * j + 2 * a] * scale, dk[4 * j + 2 * a + 1] * scale);
                 *reinterpret_cast<uint32_t *>(dVb + e) =
@@ -1321,14 +1410,15 @@ template <int D, bool MASKED, bool DET, bool KEYS> struct BwdConsumer {
 
 /* A consumer warpgroup: its 64 keys' dK and dV over the block's query tiles, stage by stage
  * (BwdConsumer), and dQ's share added per tile. */
-template <int D, bool MASKED, bool DET, bool KEYS>
+template <int D, bool MASKED, bool DET, bool KEYS, bool WIDE = false>
 __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThread &th,
                                              const BwdBlock &blk, float *dq_acc, bf16 *dK,
                                              bf16 *dV, int Nk, float c, float scale, int causal)
 {
-    constexpr int Br = BwdTiles<D>::Br;
-    constexpr uint32_t QT = BwdSmem<D>::QT, DS = BwdSmem<D>::DS, DS_BUFS = BwdSmem<D, KEYS>::DS_BUFS;
-    constexpr int PIECES = BwdSmem<D, KEYS>::PIECES;
+    using Smem = BwdSmem<D, KEYS, WIDE>;
+    constexpr int Br = Smem::Br;
+    constexpr uint32_t QT = Smem::QT, DS = Smem::DS, DS_BUFS = Smem::DS_BUFS;
+    constexpr int PIECES = Smem::PIECES;
     const int kw0 = blk.k0 + 64 * th.wg;   /* this warpgroup's first key */
     const int warp = th.warp, g = th.g;
     /* This thread's two keys (a = 0, 1) and the softmax's mask, in one compare: query q drops
@@ -1354,14 +1444,14 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
     float dv[D / 2], dk[D / 2];   /* 64 keys x D each, across the whole loop */
     float s[Br / 2], dp[Br / 2];  /* S^T, then P^T (fp32); dP^T, then dS^T */
     uint32_t pa[Br / 4], dsa[Br / 4];   /* P^T, dS^T in bf16: the A operands of dV, dK */
-    float dq[PIECES][BWD_DQ_FLOATS / WG];   /* this warpgroup's 64 x 64 pieces of dS K */
+    float dq[PIECES][Smem::DQ_FLOATS / WG];   /* this warpgroup's pieces of dS K (or dQ^T) */
     float2 lse2_01[2];                      /* LSE2_EARLY: lse2's first two pairs */
 #pragma unroll
     for (int i = 0; i < D / 2; i++)
         dv[i] = dk[i] = 0.f;
     if (blk.n_iter > 0)
         mbar_wait(sm.bar_kv, 0);
-    BwdConsumer<D, MASKED, DET, KEYS> cons = {sm, th, blk.k0, c, key, q_shift, mask_below, k_wg, v_wg,
+    BwdConsumer<D, MASKED, DET, KEYS, WIDE> cons = {sm, th, blk.k0, c, key, q_shift, mask_below, k_wg, v_wg,
                                    dv, dk, s, dp, pa, dsa, dq, lse2_01};
 
     for (int i = 0; i < blk.n_iter; i++) {
@@ -1393,7 +1483,7 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
  * Q, dO: tensor maps with Br-row boxes; K, V: 128-row boxes.
  * lse2, Di: [B*H, Nq_pad] fp32; dq_acc: per (head, query tile) D/64 pieces of 64 x 64 fp32 in
  * fragment order (add_dq). dK, dV: [B, H, Nk, D] bf16. */
-template <int D, bool MASKED, bool DET, bool KEYS = false>
+template <int D, bool MASKED, bool DET, bool KEYS = false, bool WIDE = false>
 __global__ void __launch_bounds__(3 * WG, 1)
 bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
          const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
@@ -1402,7 +1492,8 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
          float scale, int causal, int hps, int sms)
 {
     static_assert(!KEYS || (D == 64 && !DET), "by keys: D = 64, not deterministic");
-    using Smem = BwdSmem<D, KEYS>;
+    static_assert(!WIDE || (D == 128 && !DET && !KEYS), "80-row tiles: D = 128, not deterministic");
+    using Smem = BwdSmem<D, KEYS, WIDE>;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t base = smem_u32(smem_raw);
     const uint32_t sK = (base + 1023u) & ~1023u;
@@ -1416,7 +1507,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
     const int tid = threadIdx.x, wg = __shfl_sync(0xffffffffu, tid / WG, 0),
               warp = (tid % WG) / 32, lane = tid % 32;
     const BwdThread th = {tid, wg, warp, lane, lane / 4, lane % 4};
-    const BwdBlock blk = bwd_block<D, DET>(bh_count, Nq, Nk, causal, hps, sms);
+    const BwdBlock blk = bwd_block<D, DET, WIDE>(bh_count, Nq, Nk, causal, hps, sms);
 
     if (tid == 0) {
         mbar_init(sm.bar_kv, 1);
@@ -1432,7 +1523,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         /* ------------------------------------------------------------------ the producer */
         setmaxnreg_dec<BWD_PRODUCER_REGS>();
         if (tid % WG == 0 && blk.n_iter > 0)
-            bwd_load<D, DET>(sm, blk, &tmQ, &tmK, &tmV, &tmdO, lse2, Di);
+            bwd_load<D, DET, WIDE>(sm, blk, &tmQ, &tmK, &tmV, &tmdO, lse2, Di);
         if (DET && warp == 1 && blk.n_iter > 0)
             det2_store_dq<D>(sm, blk, dq_acc, dq_turns, Nk, causal, sms, lane);
         return;
@@ -1440,7 +1531,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
 
     /* -------------------------------------------------------------------------- consumers */
     setmaxnreg_inc<BWD_CONSUMER_REGS>();
-    bwd_consumer<D, MASKED, DET, KEYS>(sm, th, blk, dq_acc, dK, dV, Nk, c, scale, causal);
+    bwd_consumer<D, MASKED, DET, KEYS, WIDE>(sm, th, blk, dq_acc, dK, dV, Nk, c, scale, causal);
 }
 
 /* dQ = scale dq_acc, to bf16, one block per 64 x 64 piece. dq_acc holds, per (head, block qb of
@@ -1478,6 +1569,47 @@ bwd_convert_dq(const float *__restrict__ acc, bf16 *__restrict__ dq, int n_qb, i
                                    pack_bf16(r[4] * scale, r[5] * scale),
                                    pack_bf16(r[6] * scale, r[7] * scale));
         *reinterpret_cast<uint4 *>(out + (size_t)(qb * 64 + row) * D + col) = v;
+    }
+}
+
+/* bwd_convert_dq for the transposed pieces (DQ_T), one block per piece of R query rows x 64
+ * columns: float4 x of consumer thread l (warp w = l / 32, g = l % 32 / 4, t = l % 4) is
+ * (column 16w + g, rows 8x + 2t, +1), then (column 16w + g + 8, the same rows). */
+template <int R>
+__global__ void __launch_bounds__(256)
+bwd_convert_dq_t(const float *__restrict__ acc, bf16 *__restrict__ dq, int n_qt, int Nq, int D,
+                 float scale)
+{
+    constexpr int LD = 64 + 4, F4 = R * 64 / 4;
+    __shared__ float tile[R * LD];
+    const size_t piece = blockIdx.x, tq = piece / (D / 64);
+    const float4 *src = reinterpret_cast<const float4 *>(acc + piece * (size_t)(R * 64));
+#pragma unroll
+    for (int k = 0; k < (F4 + 255) / 256; k++) {
+        const int f = k * 256 + threadIdx.x, x = f / WG, l = f % WG;
+        if (f >= F4)
+            break;
+        const int col = 16 * (l / 32) + l % 32 / 4, row = 8 * x + 2 * (l % 4);
+        const float4 v = src[f];
+        tile[row * LD + col] = v.x;
+        tile[(row + 1) * LD + col] = v.y;
+        tile[row * LD + col + 8] = v.z;
+        tile[(row + 1) * LD + col + 8] = v.w;
+    }
+    __syncthreads();
+    const int qt = (int)(tq % n_qt);
+    bf16 *out = dq + tq / n_qt * Nq * D + (piece % (D / 64)) * 64;
+#pragma unroll
+    for (int k = 0; k < (R * 8 + 255) / 256; k++) {   /* R rows x 8 chunks of 8 columns */
+        const int chunk = k * 256 + threadIdx.x, row = chunk / 8, col = 8 * (chunk % 8);
+        if (row >= R || qt * R + row >= Nq)
+            continue;
+        const float *r = &tile[row * LD + col];
+        const uint4 v = make_uint4(pack_bf16(r[0] * scale, r[1] * scale),
+                                   pack_bf16(r[2] * scale, r[3] * scale),
+                                   pack_bf16(r[4] * scale, r[5] * scale),
+                                   pack_bf16(r[6] * scale, r[7] * scale));
+        *reinterpret_cast<uint4 *>(out + (size_t)(qt * R + row) * D + col) = v;
     }
 }
 
@@ -1554,9 +1686,21 @@ static size_t sk_bytes(long long blocks, int d)
 static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
 /* The backward's query rows, padded to whole tiles of BwdTiles<D>::Br per head. */
+static bool bwd_wide(const attn_problem *p)   /* BwdTiles<128, true>: 80-row tiles */
+{
+    return p->head_dim == 128 && !p->causal && !p->deterministic;
+}
+
+static int bwd_br(const attn_problem *p)
+{
+    return p->head_dim == 64 ? BwdTiles<64>::Br
+           : bwd_wide(p)     ? BwdTiles<128, true>::Br
+                             : BwdTiles<128>::Br;
+}
+
 static size_t bwd_rows(const attn_problem *p)
 {
-    const int br = p->head_dim == 64 ? BwdTiles<64>::Br : BwdTiles<128>::Br;
+    const int br = bwd_br(p);
     return (size_t)p->batch * p->heads * ((p->seq_q + br - 1) / br) * br;
 }
 
@@ -1564,7 +1708,7 @@ static size_t bwd_rows(const attn_problem *p)
  * lse2 and Di (padded rows each), then, deterministic, a turn counter per query tile. */
 static size_t workspace_bytes(const attn_problem *p, int backward)
 {
-    const int br = p->head_dim == 64 ? BwdTiles<64>::Br : BwdTiles<128>::Br;
+    const int br = bwd_br(p);
     if (backward)
         return align256(bwd_rows(p) * p->head_dim * 4) + 2 * align256(bwd_rows(p) * 4) +
                (p->deterministic ? align256(bwd_rows(p) / br * 4) : 0);
@@ -1733,7 +1877,7 @@ static attn_status bwd_heads_per_section(int *hps, int bh, int n_kt, int n_mt, i
     return ATTN_OK;
 }
 
-template <int D>
+template <int D, bool WIDE = false>
 static attn_status bwd_launch(const attn_problem *p, const void *q, const void *k, const void *v,
                               const void *o, const float *lse, const void *d_o, void *dq,
                               void *dk, void *dv, void *workspace, cudaStream_t stream)
@@ -1744,7 +1888,7 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
         return ATTN_ERR_CUDA;
     const int bh = p->batch * p->heads;
     CUtensorMap tmQ, tmK, tmV, tmdO;
-    constexpr int Br = BwdTiles<D>::Br;
+    constexpr int Br = BwdTiles<D, WIDE>::Br;
     if (make_map(encode, &tmQ, q, bh, p->seq_q, D, Br) != ATTN_OK ||
         make_map(encode, &tmK, k, bh, p->seq_k, D, BWD_BC) != ATTN_OK ||
         make_map(encode, &tmV, v, bh, p->seq_k, D, BWD_BC) != ATTN_OK ||
@@ -1765,16 +1909,19 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
     /* 2. dK, dV; dS K into dq_acc, in the shared memory BwdSmem lays out */
-    constexpr size_t smem = BwdSmem<D>::BYTES;
+    constexpr size_t smem = BwdSmem<D, false, WIDE>::BYTES;
     int hps = bh;
     if (p->causal && bwd_heads_per_section(&hps, bh, n_kt, n_mt, Br) != ATTN_OK)
         return ATTN_ERR_CUDA;
     /* the kernel compiled without the mask where no pair is masked; the deterministic one, with
      * dQ's adds in turns (DET), masked always */
-    auto kernel = p->deterministic ? bwd_main<D, true, true> : bwd_main<D, true, false>;
+    auto kernel = bwd_main<D, true, false, false, WIDE>;
+    if constexpr (!WIDE)
+        if (p->deterministic)
+            kernel = bwd_main<D, true, true>;
     const bool unmasked = !p->causal && p->seq_k % BWD_BC == 0 && !p->deterministic;
     if (unmasked)
-        kernel = bwd_main<D, false, false>;
+        kernel = bwd_main<D, false, false, false, WIDE>;
     if constexpr (D == 64)   /* dQ by keys on long walks (BwdTiles::KEYS_FROM) */
         if (!p->deterministic && p->seq_q >= BwdTiles<D>::KEYS_FROM)
             kernel = unmasked ? bwd_main<D, false, false, true> : bwd_main<D, true, false, true>;
@@ -1791,8 +1938,12 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
     /* 3. dQ = scale dq_acc, to bf16 */
-    bwd_convert_dq<<<(unsigned)(rows * D / BWD_DQ_FLOATS), 256, 0, stream>>>(
-        dq_acc, (bf16 *)dq, n_mt * (Br / 64), p->seq_q, D, p->scale);
+    if constexpr (BwdTiles<D, WIDE>::DQ_T)
+        bwd_convert_dq_t<Br><<<(unsigned)(rows * D / (Br * 64)), 256, 0, stream>>>(
+            dq_acc, (bf16 *)dq, n_mt, p->seq_q, D, p->scale);
+    else
+        bwd_convert_dq<<<(unsigned)(rows * D / BWD_DQ_FLOATS), 256, 0, stream>>>(
+            dq_acc, (bf16 *)dq, n_mt * (Br / 64), p->seq_q, D, p->scale);
     return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
 }
 
@@ -1808,6 +1959,8 @@ static attn_status backward(const attn_problem *p, const void *q, const void *k,
         return ATTN_ERR_UNSUPPORTED;
     return p->head_dim == 64
                ? bwd_launch<64>(p, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream)
+           : bwd_wide(p)
+               ? bwd_launch<128, true>(p, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream)
                : bwd_launch<128>(p, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream);
 }
 

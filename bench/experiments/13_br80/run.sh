@@ -26,6 +26,14 @@
 #                     racecheck; its D = 128 not-causal shapes, 1,1,65,300,128 and
 #                     1,2,1,129,128 among them, take the 80-row kernel): OUT/summary.txt,
 #                     OUT/logs.tar.gz
+#   run.sh land OUT   (~8 min) the steps as committed with br80 landed: run's checks on build/steps
+#                     (checks.txt), step 14 launch by launch against base14.so at the two shapes
+#                     (ab14.csv; ab_ratios names it br80_14), then the GPU suite and
+#                     bench/sanitize.sh 13 14 (summary.txt, logs.tar.gz)
+#   run.sh bars OUT   (~7 min; the call right after `land`, FlashAttention-4's two parts carried in
+#                     the two calls: build/fa4s1, then build/fa4s2) FA4 installed, then the bars
+#                     sweep beside SDPA cuDNN and FA4 (candidates.sh's bars_run) and the standard
+#                     sweep's backward rows of step 13 beside SDPA flash, cuDNN and FA4
 set -u
 cd "$(dirname "$0")/../../.."
 . bench/experiments/tools/candidates.sh
@@ -67,10 +75,10 @@ build)
     sass_counts 'bwd_mainILi128ELb1ELb0ELb0E' 32 $B/base14.so
     sass_counts 'bwd_mainILi128ELb1ELb0ELb0ELb1E' 34 $B/br80_14.so
     ;;
-run)
-    o=${2:?usage: run.sh run OUT}
+run | land)
+    o=${2:?usage: run.sh run|land OUT}
     mkdir -p "$o"
-    d=$(steps_with 13_backward_wgmma=$B/br80.so 14_gqa=$B/br80_14.so)
+    if [ "$1" = land ]; then d=build/steps; else d=$(steps_with 13_backward_wgmma=$B/br80.so 14_gqa=$B/br80_14.so); fi
     {
         for inp in normal large far; do
             quick_runs "$d" 13 "--backward --inputs $inp" 1,3,300,1000,128 2,4,65,777,128 \
@@ -92,6 +100,35 @@ run)
         --shape 4,8,16384,16384,128 $B/base.so $B/br80.so >"$o/ab.csv" 2>"$o/ab.log"
     echo "ab rc $?"
     ab_ratios "$o/ab.csv" | tee "$o/summary.txt"
+    if [ "$1" = land ]; then
+        mkdir -p /tmp/ab14 "$o/logs"
+        cp $B/base14.so /tmp/ab14/base.so
+        cp build/steps/14_gqa.so /tmp/ab14/br80_14.so
+        timeout -k 5 200 build/v15/ab --backward --rounds 3 --reps 10 --shape 4,8,4096,4096,128 \
+            --shape 4,8,16384,16384,128 /tmp/ab14/base.so /tmp/ab14/br80_14.so >"$o/ab14.csv" 2>"$o/ab14.log"
+        echo "ab14 rc $?"
+        ab_ratios "$o/ab14.csv" | tee -a "$o/summary.txt"
+        suite build/steps "$o/logs" 13 14
+        suite_summary "$o/logs" | tee -a "$o/summary.txt"
+        tar -C "$o" -czf "$o/logs.tar.gz" logs && rm -rf "$o/logs"
+    fi
+    ;;
+bars)
+    o=${2:?usage: run.sh bars OUT}
+    fa4_install "$o"
+    tail -n 1 "$o/fa4_install.txt"
+    sha=$(cat .git-sha 2>/dev/null)
+    bars_run "$o" build/steps "steps 13 and 14 as committed (80-row query tiles, D = 128 not causal)"
+    t0=$SECONDS log=$o/bench.log
+    { echo "commit $sha, steps as committed"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$log"
+    ATTN_SWEEPS_FILE=/tmp/sweeps_bwd ATTN_GIT_SHA=$sha timeout 300 build/attn bench \
+        --sweep standard --steps 13 --out $o/standard.csv 2>>$log
+    echo "== attn bench rc $? at $((SECONDS - t0)) s" >>$log
+    ATTN_SWEEPS_FILE=/tmp/sweeps_bwd timeout 200 python3 bench/peer_sdpa.py --sweep standard \
+        --backends flash,cudnn,fa4 --out $o/peers_standard.csv 2>>$log
+    echo "== peers rc $? at $((SECONDS - t0)) s" >>$log
+    grep '^==\|rc ' $log $o/bars.log
+    (cd "$o" && tar -czf results.tar.gz ./*.csv ./*.log ./*.txt && ls -la)
     ;;
 suite)
     o=${2:?usage: run.sh suite OUT}
@@ -100,5 +137,5 @@ suite)
     suite_summary "$o/logs" | tee "$o/summary.txt"
     tar -C "$o" -czf "$o/logs.tar.gz" logs && rm -rf "$o/logs"
     ;;
-*) sed -n 2,28p "$X/run.sh"; exit 2 ;;
+*) sed -n 2,37p "$X/run.sh"; exit 2 ;;
 esac
