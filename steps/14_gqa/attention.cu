@@ -36,8 +36,9 @@
  * a dQ writer warp adds each key tile's share in its turn (det2_turn, FlashAttention-3's shifted
  * order), which needs every SM open to the kernel while it runs (not causal: a group's blocks
  * wait on each other; two deterministic backwards at once on two streams can wait forever).
- * Hopper only. One block of 384 threads per SM; shared memory 194 KB (D = 128) / 195 KB (D = 64).
- * Workspace: (padded Nq) x (D + 2) x 4 bytes per query head (65 MB at 4,8,4096,4096,128). The causal forward's sections still count a K/V
+ * Hopper only. One block of 384 threads per SM; shared memory 194 KB (D = 128 causal), 226 KB
+ * (D = 128 not causal), 195 KB (D = 64).
+ * Workspace: (padded Nq) x (D + 2) x 4 bytes per query head (66 MB at 4,8,4096,4096,128). The causal forward's sections still count a K/V
  * head per query head for L2 (a group's heads share one: sections could be g times larger). The
  * backward runs B*H_kv*ceil(Nk/128) blocks: with few, short K/V heads that is fewer than the SMs
  * (multi-query at B = 1, N = 4096: 32 blocks on 132 SMs), and SMs sit idle; a block per query head
@@ -703,7 +704,7 @@ constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LO
  *   LSE2_EARLY     lse2's first two pairs are read before the wait for S^T
  *   DQ_T           (WIDE only) dQ computed transposed, dQ^T = K^T dS^T (FlashAttention-3's
  *                  dQ_swapAB): wgmma's M is 64, so 80 query rows can only be its N
- * WIDE: D = 128 not causal and not deterministic (bwd_wide) takes 80-row query tiles,
+ * WIDE: D = 128 not causal (bwd_wide), deterministic or not, takes 80-row query tiles,
  * FlashAttention-3's choice there (causal keeps 64: det2_turn and the causal walk need
  * Bc % Br == 0). Warpgroup w computes dQ^T's features 64w.. (M = 64) for the tile's 80 queries
  * (N = 80) over all 128 keys; for that dS goes to shared memory as [query][key] (stmatrix
@@ -1055,12 +1056,12 @@ __device__ __forceinline__ void det_pass_turn(int *counter)
  * deterministic backward on another stream, a persistent kernel) or an MPS or green-context
  * limit below G can leave a group half started and its started blocks spinning. FlashAttention-3
  * assumes the same. */
-template <int D>
+template <int D, bool WIDE = false>
 __device__ __forceinline__ int det2_turn(const BwdBlock &blk, int qt, int n_kt, Det2Group grp,
                                          int causal)
 {
-    constexpr int Bc = BWD_BC, Br = BwdTiles<D>::Br;
-    static_assert(Bc % Br == 0, "a key tile's first visible query tile is kt Bc / Br");
+    constexpr int Bc = BWD_BC, Br = BwdTiles<D, WIDE>::Br;
+    static_assert(WIDE || Bc % Br == 0, "a key tile's first visible query tile is kt Bc / Br");
     if (causal)
         return min(n_kt - 1, qt * Br / Bc) - blk.k0 / Bc;
     const int rank = min(qt, grp.size - 1) - blk.qt_begin;
@@ -1086,13 +1087,14 @@ __device__ __forceinline__ size_t dq_piece(const BwdBlock &blk, size_t bh, int q
  * (dq_piece), so both run at once and one wait covers them, and each piece's adds come in the
  * turns' order, the same bits every run. The EMPTY barriers balance: one arrival before the
  * first tile, one after each tile but the last. */
-template <int D>
+template <int D, bool WIDE = false>
 __device__ __forceinline__ void det2_store_dq(const BwdShared &sm, const BwdBlock &blk,
                                               float *dq_acc, int *dq_turns, int Nk, int causal,
                                               int sms, int lane)
 {
     constexpr int Bc = BWD_BC;
-    constexpr uint32_t DQ = BwdSmem<D>::DQ;
+    constexpr uint32_t DQ = BwdSmem<D, false, WIDE>::DQ;
+    constexpr int DQF = BwdSmem<D, false, WIDE>::DQ_FLOATS;
     const int n_kt = (Nk + Bc - 1) / Bc;
     const Det2Group grp = causal ? Det2Group{0, 1} : det2_group(blk.k0 / Bc, n_kt, blk.n_qt, sms);
     named_bar_arrive(BAR_DQ_EMPTY, WG + 32);
@@ -1107,8 +1109,8 @@ __device__ __forceinline__ void det2_store_dq(const BwdShared &sm, const BwdBloc
             named_bar_sync(BAR_DQ_FULL + w, WG + 32);
             if (lane == 0) {
                 if (w == 0)
-                    det_wait_turn(turns, det2_turn<D>(blk, qt, n_kt, grp, causal));
-                bulk_reduce_add_f32(dq_acc + dq_piece<D>(blk, bh, qt, w) * BWD_DQ_FLOATS,
+                    det_wait_turn(turns, det2_turn<D, WIDE>(blk, qt, n_kt, grp, causal));
+                bulk_reduce_add_f32(dq_acc + dq_piece<D, WIDE>(blk, bh, qt, w) * DQF,
                                     sm.dQ + w * DQ, DQ);
                 bulk_commit();
                 bulk_wait_read<0>();
@@ -1510,7 +1512,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
          int group, int Nq, int Nk, float c, float scale, int causal, int hps, int sms)
 {
     static_assert(!KEYS || (D == 64 && !DET), "by keys: D = 64, not deterministic");
-    static_assert(!WIDE || (D == 128 && !DET && !KEYS), "80-row tiles: D = 128, not deterministic");
+    static_assert(!WIDE || (D == 128 && !KEYS), "80-row tiles: D = 128");
     using Smem = BwdSmem<D, KEYS, WIDE>;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t base = smem_u32(smem_raw);
@@ -1543,7 +1545,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         if (tid % WG == 0 && blk.n_iter > 0)
             bwd_load<D, DET, WIDE>(sm, blk, &tmQ, &tmK, &tmV, &tmdO, lse2, Di);
         if (DET && warp == 1 && blk.n_iter > 0)
-            det2_store_dq<D>(sm, blk, dq_acc, dq_turns, Nk, causal, sms, lane);
+            det2_store_dq<D, WIDE>(sm, blk, dq_acc, dq_turns, Nk, causal, sms, lane);
         return;
     }
 
@@ -1707,7 +1709,7 @@ static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 /* The backward's query rows, padded to whole tiles of BwdTiles<D>::Br per head. */
 static bool bwd_wide(const attn_problem *p)   /* BwdTiles<128, true>: 80-row tiles */
 {
-    return p->head_dim == 128 && !p->causal && !p->deterministic;
+    return p->head_dim == 128 && !p->causal;
 }
 
 static int bwd_br(const attn_problem *p)
@@ -1937,9 +1939,8 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     /* the kernel compiled without the mask where no pair is masked; the deterministic one, with
      * dQ's adds in turns (DET), masked always */
     auto kernel = bwd_main<D, true, false, false, WIDE>;
-    if constexpr (!WIDE)
-        if (p->deterministic)
-            kernel = bwd_main<D, true, true>;
+    if (p->deterministic)
+        kernel = bwd_main<D, true, true, false, WIDE>;
     const bool unmasked = !p->causal && p->seq_k % BWD_BC == 0 && !p->deterministic;
     if (unmasked)
         kernel = bwd_main<D, false, false, false, WIDE>;

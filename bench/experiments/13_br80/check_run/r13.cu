@@ -1,0 +1,1694 @@
+/* Step 13: the Hopper backward (sm_90a). The forward is step 12's, unchanged.
+ *
+ * The change against step 12: a backward, built from the Hopper machinery of steps 07-12 instead
+ * of step 06's mma.sync. The math is step 06's (P recomputed from lse, Di = rowsum(dO o O),
+ * dS = P o (dP - Di)); what changes is who computes what, and where the operands live:
+ *   - A block owns 128 keys: their K and V tiles sit in shared memory for the whole block, and
+ *     two consumer warpgroups own 64 keys each (wgmma's M). They walk the query tiles (causal:
+ *     from the first that sees a key of the tile), which a producer warpgroup loads by TMA into
+ *     a two-stage ring: Q, dO, and the tile's lse2 = lse log2(e) and Di (bulk copies).
+ *   - Keys are the rows: S^T = K Q^T and dP^T = V dO^T (wgmma SS, both operands K-major, as in
+ *     the forward). Their accumulators, turned into P^T and dS^T, are then exactly the register
+ *     A operands of dV += P^T dO and dK += dS^T Q (wgmma RS, dO and Q as MN-major B, like V in
+ *     the forward): P and dS never go through shared memory on their way to dV and dK, which
+ *     step 06 could not avoid (FlashAttention-3's "SdP_swapAB").
+ *   - dQ = dS K needs dS with queries as rows: each warpgroup stores its dS^T tile once,
+ *     swizzled, and dQ reads it as an MN-major A (both transpose bits, ss_mn). dQ is the only
+ *     output that every key tile adds to: each warpgroup's 64 x 64 fp32 pieces go to a
+ *     staging buffer in fragment order, and one thread adds them into the fp32 accumulator in
+ *     the workspace with one cp.reduce.async.bulk per tile (no per-element atomics).
+ *   - Three kernels: a pre-pass (Di, lse2, zeroes the accumulator; query rows padded to whole
+ *     tiles, where lse2 = +inf makes P = 0), the main kernel, a pass that scales dQ to bf16.
+ * Tiles: 128 keys x 64 query rows at D = 128 (dK and dV hold 128 fp32 registers per thread);
+ * 128 x 128 at D = 64 (twice the work per tile for the same waits and barriers). At D = 128
+ * the two warpgroups split dQ's columns (64 each, over all 128 keys: a barrier between them);
+ * at D = 64 its rows (64 query rows each, over all 128 keys), so no float of dQ gets two adds
+ * from one tile. At D = 128 a
+ * tile issues its products in the order S^T, dP^T, dV, dQ, dK (FlashAttention-3's): dQ's
+ * staging then runs while the tensor cores do dK. At D = 64 that order measured slower.
+ *
+ * Prediction (H200, bf16, N = 4096, D = 128): per (key tile, query tile), 5 products of
+ * 2 x 128 x 64 x 128 = 10.5 MFLOP, ~2.6k clocks of tensor time at ~4k FLOP/clock/SM, against
+ * 8k exps (0.5k clocks) and 32 KB of dQ added into L2. If the tensor cores stay ~75 % busy,
+ * as in the forward: ~560 TFLOP/s, cuDNN's level, twice step 06's 263. D = 64: half the MMA
+ * per score, the same exps: ~420.
+ *
+ * Limits: backward bf16 only; D = 64 or 128; any Nq, Nk >= 1; causal top-left; dQ is added in
+ * whatever order the blocks finish, so it is not bitwise repeatable (dK, dV are: one block owns
+ * each), unless the problem asks for a deterministic backward: then a dQ writer warp adds each
+ * key tile's share in its turn (det2_turn, FlashAttention-3's shifted order), which needs every
+ * SM open to the kernel while it runs (not causal: a group's blocks wait on each other; two
+ * deterministic backwards at once on two streams can wait forever). Hopper only. One block of
+ * 384 threads per SM; shared memory 194 KB (D = 128) / 195 KB (D = 64). Workspace: (padded
+ * Nq) x (D + 2) x 4 bytes per head (65 MB at 4,8,4096,4096,128).
+ *
+ * Run:  build/attn run --step 13 --shape 4,8,4096,4096,128 --backward   (needs an H100 / H200)
+ *       make diff A=12 B=13      (the forward is step 12's: the diff is the backward)
+ */
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>   /* CUtensorMap, PFN_cuTensorMapEncodeTiled (header only, no -lcuda) */
+#include "attention.h"
+#include "mma_sm80.cuh"
+#include "mma_sm90.cuh"
+#include "step.cuh"
+
+typedef __nv_bfloat16 bf16;
+
+/* Tiles per head dim: NWG consumer warpgroups of 64 query rows each (Br = 64 * NWG). Bc keys per
+ * tile when causal; when not, Bc_full, or at D = 128 Bc_alt where the problem's Nk fits it better
+ * (use_bc_alt). D = 64 where 192-row tiles are too few to fill the GPU twice (few_tiles): step
+ * 11's, two warpgroups and Bc_few_full keys when not causal. */
+template <int D> struct Tiles;
+template <> struct Tiles<64> {
+    static constexpr int NWG = 3, Bc = 128, Bc_full = 128, NWG_few = 2, Bc_few_full = 192;
+};
+template <> struct Tiles<128> {
+    static constexpr int NWG = 2, Bc = 128, Bc_full = 176, Bc_alt = 160;
+};
+/* Register reallocation: the block starts with 65536 / (128 (NWG + 1)) registers per thread (168
+ * for 384 threads, 128 for 512); the producer warpgroup drops to PRODUCER_REGS and the consumers
+ * rise to consumer_regs(NWG), within 65536 in all. Two consumers: 24*128 + 2*240*128 = 64512
+ * (FlashAttention-3's D = 128 split). Three: 24*128 + 3*160*128 = 64512 (FlashAttention-3 and -4
+ * give the producer 32: 0.7-2.3 % slower here), so at most 128 keys per tile at D = 64 (S, P and
+ * O in 160 registers). */
+constexpr int PRODUCER_REGS = 24;
+__host__ __device__ constexpr int consumer_regs(int nwg) { return nwg == 3 ? 160 : 240; }
+
+constexpr int WG = 128;   /* threads per warpgroup */
+constexpr int STAGES = 2; /* K/V ring depth (FA3: 2): stage j % STAGES holds K_j and V_j */
+
+/* Shared-memory bytes of one tile of `rows` rows x D bf16: D/64 swizzle atoms side by side, each
+ * rows x 128 bytes. */
+template <int D> __host__ __device__ constexpr uint32_t tile_bytes(int rows)
+{
+    return (uint32_t)(D / 64) * rows * 128u;
+}
+
+/* Stream-K's workspace: a counter per consumer warp per block of the grid (rounded to 256
+ * bytes), then two partials per block: every consumer thread's D/2 floats of O and its m, m, l, l.
+ * The kernel's epilogue and workspace_bytes() both size it from these, and the kernel asserts
+ * that its consumer warps are these. */
+constexpr int SK_WARPS = Tiles<128>::NWG * 4, SK_THREADS = Tiles<128>::NWG * WG;
+__host__ __device__ constexpr size_t sk_counter_bytes(unsigned blocks)
+{
+    return ((size_t)blocks * SK_WARPS * 4 + 255) & ~(size_t)255;
+}
+__host__ __device__ constexpr size_t sk_partial_bytes(int d)
+{
+    return (size_t)SK_THREADS * (d / 8 + 1) * 16;
+}
+
+/* rows [row0, row0 + ROWS) of head bh of a [B*H, N, D] tensor -> a swizzled smem tile, by TMA:
+ * D/64 boxes of ROWS rows x 64 features (128 bytes, the widest box the 128-byte swizzle takes),
+ * box a into atom a. The tensor map says N, so rows past N come back as zeros, inside this head.
+ * Completion (ROWS * D * 2 bytes) is signalled on bar; one thread issues. */
+template <int ROWS, int D>
+__device__ __forceinline__ void load_tile(uint32_t dst, const CUtensorMap *map, int row0, int bh,
+                                          uint32_t bar)
+{
+#pragma unroll
+    for (int a = 0; a < D / 64; a++)
+        tma_load_3d(dst + a * tile_bytes<64>(ROWS), map, 64 * a, row0, bh, bar);
+}
+
+/* s = Q_wg K^T for one key tile: D/16 wgmmas m64n{Bc}k16, both operands K-major in smem. The
+ * k-th slice of 16 features is 32 bytes into atom k / 4 (the hardware applies the swizzle). */
+template <int D, int Bc, int Br>
+__device__ __forceinline__ void issue_qk(float (&s)[Bc / 2], uint32_t q_wg, uint32_t k_tile)
+{
+#pragma unroll
+    for (int k = 0; k < D / 16; k++) {
+        const uint32_t off = (k % 4) * 32;
+        const uint64_t a = wgmma_desc(q_wg + (k / 4) * tile_bytes<64>(Br) + off, 16, 1024);
+        const uint64_t b = wgmma_desc(k_tile + (k / 4) * tile_bytes<64>(Bc) + off, 16, 1024);
+        wgmma_bf16<Bc>::ss(s, a, b, k > 0);
+    }
+}
+
+/* o += P V for one key tile: Bc/16 wgmmas m64n{D}k16, P from registers, V [keys, D] in smem as
+ * an MN-major B (16 keys = 16 rows = 2048 bytes further per slice; LBO = the next 64 features). */
+template <int D, int Bc>
+__device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[Bc / 4],
+                                         uint32_t v_tile)
+{
+#pragma unroll
+    for (int k = 0; k < Bc / 16; k++) {
+        const uint32_t a[4] = {p[4 * k], p[4 * k + 1], p[4 * k + 2], p[4 * k + 3]};
+        const uint64_t b = wgmma_desc(v_tile + k * 16 * 128, tile_bytes<64>(Bc), 1024);
+        wgmma_bf16<D>::rs_mn(o, a, b, 1);
+    }
+}
+
+/* Online softmax of one S tile held as the wgmma accumulator: s[4j + 2a + b] is
+ * S[row[a]][k0 + 8j + 2t + b]. On return s holds p = 2^(s c - m c) in fp32, m and l are updated
+ * and alpha[a] = 2^((m_old - m_new) c) rescales what came before. The four threads of a quad
+ * (same g) share a row: two shuffles finish each max. l stays a per-thread partial sum until the
+ * epilogue (FA2): alpha is the same across the quad, so partial sums rescale correctly. */
+template <int Bc>
+__device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2], float (&l)[2],
+                                               float (&alpha)[2], float c, bool mask, int k0,
+                                               const int (&row)[2], int Nk, int causal, int t)
+{
+    if (mask) {   /* only the ragged last tile and tiles crossing the diagonal get here */
+#pragma unroll
+        for (int j = 0; j < Bc / 8; j++)
+#pragma unroll
+            for (int a = 0; a < 2; a++)
+#pragma unroll
+                for (int b = 0; b < 2; b++) {
+                    const int col = k0 + 8 * j + 2 * t + b;
+                    if (col >= Nk || (causal && col > row[a]))
+                        s[4 * j + 2 * a + b] = -INFINITY;
+                }
+    }
+#pragma unroll
+    for (int a = 0; a < 2; a++) {
+        /* four independent chains, not one of Bc/4: 8 warps per SM hide little latency */
+        float mq[4] = {m[a], m[a], m[a], m[a]};
+#pragma unroll
+        for (int j = 0; j < Bc / 8; j++)
+            mq[j % 4] = fmaxf(mq[j % 4], fmaxf(s[4 * j + 2 * a], s[4 * j + 2 * a + 1]));
+        float mx = fmaxf(fmaxf(mq[0], mq[1]), fmaxf(mq[2], mq[3]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        /* mx is finite (key 0 is in the first tile and every row sees it); the guard keeps a
+         * fully masked row out of -inf - -inf = NaN all the same. */
+        const float mc = (mx == -INFINITY ? 0.f : mx) * c;
+        alpha[a] = ex2_approx(m[a] * c - mc);   /* 0 on the first tile: m = -inf */
+        m[a] = mx;
+        float sq[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int j = 0; j < Bc / 8; j++)
+#pragma unroll
+            for (int b = 0; b < 2; b++) {
+                const float p = ex2_approx(fmaf(s[4 * j + 2 * a + b], c, -mc));
+                s[4 * j + 2 * a + b] = p;
+                sq[j % 4] += p;
+            }
+        l[a] = l[a] * alpha[a] + ((sq[0] + sq[1]) + (sq[2] + sq[3]));
+    }
+}
+
+/* Stream-K's merge of two partial sums, mine * a_me + theirs * a_o: each product rounded on its
+ * own, then added (no fused multiply-add, which would round only one of them), so the result is
+ * the same bits whichever of the two pieces ends second and merges. */
+__device__ __forceinline__ float merge(float mine, float a_me, float theirs, float a_o)
+{
+    return __fadd_rn(__fmul_rn(mine, a_me), __fmul_rn(theirs, a_o));
+}
+
+/* One piece of a block's work: key tiles [j0, j0 + n_tiles) of the Br query rows from q0 of head
+ * bh. slot is -1 for a whole work tile; for a tile that stream-K cut in two, the workspace slot
+ * where its two pieces meet, and role 0 (the head piece, j0 = 0) or 1 (the tail piece). */
+struct WorkTile {
+    int bh, q0, j0, n_tiles, slot, role;
+};
+
+/* The tile scheduler: the pieces block blockIdx.x runs, in order: get(0), ..., get(count() - 1).
+ * Work tile w of the B*H*Tq: the heads go in sections of G; within a section the query tiles go
+ * heaviest (last) first, then head: w is query tile Tq - 1 - r / h of head sec * G + r % h, where
+ * sec = w / (G Tq), r = w % (G Tq) and h is the section's number of heads (G, or fewer in a
+ * short last section). G = 1 (not causal) is head-major; G > 1 (causal) spreads the heavy tiles
+ * of G heads over the SMs first.
+ * Block b takes work tiles b, b + gridDim.x, ... of [0, n_dp) whole (causal: one block per work
+ * tile, so just w = b). With SPLIT (stream-K), the rest, n_work - n_dp tiles (the last full round
+ * and the remainder), are cut: their key tiles, all (n_work - n_dp) * n_kt of them in work
+ * order, make gridDim.x equal ranges [lo, hi), one per block. A range is at least n_kt long, so a
+ * work tile is cut at most once, between blocks b and b + 1: its head piece ends block b, its
+ * tail piece starts block b + 1, and both use slot b of the workspace. */
+template <int Br, int Bc, bool SPLIT> struct TileScheduler {
+    unsigned BH, G, Tq, n_dp, n_kt, n_whole, lo, hi, n_pieces;
+    int Nk, causal;
+
+    __device__ TileScheduler(unsigned bh_count, unsigned heads_per_section, unsigned whole_tiles,
+                             int Nq, int nk, int is_causal)
+        : BH(bh_count), G(heads_per_section), Tq((Nq + Br - 1) / Br), n_dp(whole_tiles),
+          n_kt((nk + Bc - 1) / Bc), lo(0), hi(0), Nk(nk), causal(is_causal)
+    {
+        const unsigned b = blockIdx.x, nb = gridDim.x, n_work = BH * Tq;   /* < 2^31: supports() */
+        n_whole = b < n_dp ? (n_dp - b + nb - 1) / nb : 0;
+        n_pieces = n_whole;
+        if (SPLIT && n_dp < n_work) {   /* n_sk < 2^32: launch() checks */
+            const unsigned n_sk = (n_work - n_dp) * n_kt, len = n_sk / nb, rem = n_sk % nb;
+            lo = b * len + min(b, rem);   /* ranges of len + 1 key tiles first, then len */
+            hi = lo + len + (b < rem);
+            n_pieces += (hi - 1) / n_kt - lo / n_kt + 1;
+        }
+    }
+
+    __device__ unsigned count() const { return n_pieces; }
+    __device__ bool last(unsigned k) const { return k + 1 == n_pieces; }
+
+    /* work tile w, whole: causal, its key tiles end at its last visible key, q0 + Br - 1 */
+    __device__ WorkTile tile(unsigned w) const
+    {
+        const unsigned sec = w / (G * Tq), r = w % (G * Tq), heads = min(G, BH - sec * G);
+        WorkTile x;
+        x.bh = (int)(sec * G + r % heads);
+        x.q0 = (int)(Tq - 1 - r / heads) * Br;
+        const int kv_end = causal ? min(Nk, x.q0 + Br) : Nk;
+        x.j0 = 0;
+        x.n_tiles = (kv_end + Bc - 1) / Bc;
+        x.slot = -1;
+        x.role = 0;
+        return x;
+    }
+
+    __device__ WorkTile get(unsigned k) const
+    {
+        if (!SPLIT || k < n_whole)
+            return tile(blockIdx.x + k * gridDim.x);
+        const unsigned u = lo / n_kt + (k - n_whole);   /* the u-th cut work tile */
+        WorkTile x = tile(n_dp + u);
+        const int j1 = u == (hi - 1) / n_kt ? (int)((hi - 1) % n_kt) + 1 : x.n_tiles;
+        x.j0 = k == n_whole ? (int)(lo % n_kt) : 0;
+        x.slot = x.j0 > 0 ? (int)blockIdx.x - 1 : j1 < x.n_tiles ? (int)blockIdx.x : -1;
+        x.role = x.j0 > 0;
+        x.n_tiles = j1 - x.j0;
+        return x;
+    }
+};
+
+/* grid: one block per SM when not causal (persistent), one per work tile when causal; block: NWG
+ * consumer warpgroups (0 .. NWG-1) + one producer warpgroup (NWG). Q, K, V: tensor maps over
+ * [B*H, N, D] bf16; O: [B, H, Nq, D] bf16; lse: [B, H, Nq] float; ws: stream-K's workspace. */
+template <int D, int NWG, int Bc, bool SPLIT>
+__global__ void __launch_bounds__((NWG + 1) * WG, 1)
+attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+              const __grid_constant__ CUtensorMap tmV, bf16 *__restrict__ O,
+              float *__restrict__ lse, unsigned BH, unsigned G, unsigned n_dp, void *ws, int Nq,
+              int Nk, float c, float scale, int causal)
+{
+    constexpr int Br = 64 * NWG;
+    static_assert(!SPLIT || (NWG * 4 == SK_WARPS && NWG * WG == SK_THREADS),
+                  "stream-K's workspace is sized for SK_WARPS consumer warps");
+    extern __shared__ uint8_t smem_raw[];
+    /* Swizzle atoms must sit on 1024-byte lines: round the base up (the launch adds 1 KB). */
+    const uint32_t sQ = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    /* stage i of K at sK + i * KV, of V at sV + i * KV (no array: a run-time index would put it
+     * in local memory) */
+    constexpr uint32_t KV = tile_bytes<D>(Bc);
+    const uint32_t sK = sQ + tile_bytes<D>(Br), sV = sK + STAGES * KV;
+    /* mbarriers, 8 bytes each, after the tiles: Q full, Q empty (every consumer warp is done
+     * with this work tile's Q); per stage K full, V full (TMA landed), K empty, V empty (every
+     * consumer warp is done reading it) */
+    const uint32_t bar_q = sV + STAGES * KV, empty_q = bar_q + 8, full_k = empty_q + 8,
+                   full_v = full_k + 8 * STAGES, empty_k = full_v + 8 * STAGES,
+                   empty_v = empty_k + 8 * STAGES;
+
+    const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
+    const int g = lane / 4, t = lane % 4;
+    const TileScheduler<Br, Bc, SPLIT> sched(BH, G, n_dp, Nq, Nk, causal);
+
+    if (tid == 0) {
+        mbar_init(bar_q, 1);             /* full: the producer's arrive.expect_tx + the bytes */
+        mbar_init(empty_q, NWG * 4);     /* empty: one arrival per consumer warp */
+        for (int i = 0; i < STAGES; i++) {
+            mbar_init(full_k + 8 * i, 1);
+            mbar_init(full_v + 8 * i, 1);
+            mbar_init(empty_k + 8 * i, NWG * 4);
+            mbar_init(empty_v + 8 * i, NWG * 4);
+        }
+        mbar_fence_init();
+    }
+    __syncthreads();   /* the last block-wide barrier: from here on, mbarriers only */
+
+    /* K_j and V_j of work tile w into stage i % STAGES (i counts key tiles over the block's whole
+     * life), each once every consumer warp has released what the stage held: the n-th use of a
+     * stage waits for the consumers' (n-1)-th release. One thread issues. */
+    auto load_kv = [&](const WorkTile &w, int j, int i) {
+        const int st = i % STAGES;
+        const uint32_t empty_parity = ((i / STAGES) & 1) ^ 1;
+        mbar_wait(empty_k + 8 * st, empty_parity);
+        mbar_arrive_expect_tx(full_k + 8 * st, KV);
+        load_tile<Bc, D>(sK + st * KV, &tmK, (w.j0 + j) * Bc, w.bh, full_k + 8 * st);
+        mbar_wait(empty_v + 8 * st, empty_parity);
+        mbar_arrive_expect_tx(full_v + 8 * st, KV);
+        load_tile<Bc, D>(sV + st * KV, &tmV, (w.j0 + j) * Bc, w.bh, full_v + 8 * st);
+    };
+
+    if (wg == NWG) {
+        /* ------------------------------------------------------------------ the producer */
+        setmaxnreg_dec<PRODUCER_REGS>();   /* all 4 warps: the instruction is warpgroup-wide */
+        if (tid % WG == 0) {   /* one thread issues every copy */
+            tma_prefetch_map(&tmQ);
+            tma_prefetch_map(&tmK);
+            tma_prefetch_map(&tmV);
+            /* it counts K/V tiles over the block's whole life: the ring runs on across work
+             * tiles, so the next tile's first K and V load while this one finishes. */
+            int it = 0;
+            for (unsigned k = 0; k < sched.count(); k++) {
+                const WorkTile w = sched.get(k);
+                /* the single Q buffer: the k-th load waits for the (k-1)-th release */
+                mbar_wait(empty_q, (k & 1) ^ 1);
+                mbar_arrive_expect_tx(bar_q, tile_bytes<D>(Br));
+                load_tile<Br, D>(sQ, &tmQ, w.q0, w.bh, bar_q);
+                for (int j = 0; j < w.n_tiles; j++, it++)
+                    load_kv(w, j, it);
+            }
+        }
+        return;   /* copies in flight complete on the mbarriers; the block lives on */
+    }
+
+    /* -------------------------------------------------------------------------- consumers */
+    setmaxnreg_inc<consumer_regs(NWG)>();   /* waits until the producer's registers are back */
+    const uint32_t q_wg = sQ + 64 * 128 * wg;   /* this warpgroup's 64 rows in each Q atom */
+
+    float o[D / 2];        /* O accumulator, 64 x D per warpgroup (layout: mma_sm90.cuh) */
+    float s[Bc / 2];       /* S accumulator, then P in fp32 */
+    uint32_t p[Bc / 4];    /* P in bf16: the A operand of P V */
+
+    /* Stage i % STAGES of K (or V) is in use for the (i / STAGES)-th time: its full phase
+     * parity. Release: each warp, once its wgmma.wait_group says the reads are done. The index i
+     * runs over the block's whole life (it + j), as the producer's does. */
+    auto wait_full = [&](uint32_t full, int i) {
+        mbar_wait(full + 8 * (i % STAGES), (i / STAGES) & 1);
+    };
+    auto release = [&](uint32_t empty, int i) {
+        if (lane == 0)
+            mbar_arrive(empty + 8 * (i % STAGES));
+    };
+    /* Ping-pong turns: warpgroup w waits on named barrier 1 + w for its turn (its own 128
+     * threads + the 128 of the one before it, which arrive there when they have issued), issues,
+     * then hands the turn on to (w + 1) % NWG: 0, 1, 0, ... with two warpgroups, 0, 1, 2, 0, ...
+     * with three. Per work tile every warpgroup issues n_tiles + 1 times, so the turns run on
+     * from one work tile into the next; the last warpgroup's first arrival is the initial one
+     * below and it skips its very last, so each barrier sees exactly as many arrivals as waits
+     * and none is left pending at exit. */
+    static_assert(NWG >= 2 && NWG <= 3, "named barriers 1 .. NWG; 4 warpgroups fill the block");
+    auto my_turn = [&]() { named_bar_sync(1 + wg, 2 * WG); };
+    auto your_turn = [&](bool last) {
+        if (!(last && wg == NWG - 1))
+            named_bar_arrive(1 + (wg + 1) % NWG, 2 * WG);
+    };
+    if (wg == NWG - 1)
+        named_bar_arrive(1, 2 * WG);   /* warpgroup 0 goes first */
+
+    int it = 0;
+    for (unsigned k = 0; k < sched.count(); k++) {
+        const WorkTile w = sched.get(k);
+        const int wg_row0 = w.q0 + 64 * wg;   /* first query row of this warpgroup */
+        const int row[2] = {wg_row0 + 16 * warp + g, wg_row0 + 16 * warp + g + 8};   /* a = 0, 1 */
+        float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, alpha[2];
+#pragma unroll
+        for (int i = 0; i < D / 2; i++)
+            o[i] = 0.f;
+
+        /* A tile needs the mask iff it is ragged (past Nk) or crosses this warpgroup's diagonal.
+         * Never drop the ragged half: TMA fills keys past Nk with zeros, scores of 0, not -inf. */
+        auto needs_mask = [&](int k0) {
+            return k0 + Bc > Nk || (causal && k0 + Bc - 1 > wg_row0);
+        };
+
+        /* Prologue: S_0 = Q K_0^T; its softmax. */
+        mbar_wait(bar_q, k & 1);
+        wait_full(full_k, it);
+
+        my_turn();
+        wgmma_fence();
+        issue_qk<D, Bc, Br>(s, q_wg, sK + (it % STAGES) * KV);
+        wgmma_commit();
+        your_turn(false);
+        wgmma_wait<0>();
+        reg_fence(s);
+        release(empty_k, it);
+        if (w.n_tiles == 1 && lane == 0)
+            mbar_arrive(empty_q);   /* the last S of this work tile is done: Q may be replaced */
+        online_softmax<Bc>(s, m, l, alpha, c, needs_mask(w.j0 * Bc), w.j0 * Bc, row, Nk, causal,
+                           t);
+#pragma unroll
+        for (int i = 0; i < Bc / 4; i++)
+            p[i] = pack_bf16(s[2 * i], s[2 * i + 1]);
+
+        for (int j = 1; j < w.n_tiles; j++) {
+            /* K_j and V_{j-1} have landed (the producer has been ahead since the start). */
+            wait_full(full_k, it + j);
+            wait_full(full_v, it + j - 1);
+
+            /* Issue S_j = Q K_j^T, then O += P_{j-1} V_{j-1}: two groups, both on the tensor
+             * cores while this warpgroup goes on. */
+            reg_fence(o);
+            reg_fence(p);
+            my_turn();
+            wgmma_fence();
+            issue_qk<D, Bc, Br>(s, q_wg, sK + ((it + j) % STAGES) * KV);
+            wgmma_commit();
+            issue_pv<D, Bc>(o, p, sV + ((it + j - 1) % STAGES) * KV);
+            wgmma_commit();
+            your_turn(false);
+
+            /* S_j done (groups retire in order): K_j's stage goes back to the producer (and,
+             * after the last S, Q), and the softmax runs while P V is still running. */
+            wgmma_wait<1>();
+            reg_fence(s);
+            release(empty_k, it + j);
+            if (j == w.n_tiles - 1 && lane == 0)
+                mbar_arrive(empty_q);
+            const int k0 = (w.j0 + j) * Bc;
+            online_softmax<Bc>(s, m, l, alpha, c, needs_mask(k0), k0, row, Nk, causal, t);
+
+            /* P V done: V_{j-1}'s stage goes back; rescale O to the new max and hand P_j over. */
+            wgmma_wait<0>();
+            reg_fence(o);
+            reg_fence(p);
+            release(empty_v, it + j - 1);
+#pragma unroll
+            for (int i = 0; i < D / 2; i++)
+                o[i] *= alpha[(i / 2) % 2];
+#pragma unroll
+            for (int i = 0; i < Bc / 4; i++)
+                p[i] = pack_bf16(s[2 * i], s[2 * i + 1]);
+        }
+
+        /* The last P V; its V stage goes back too (the next work tile's loads wait for it). */
+        wait_full(full_v, it + w.n_tiles - 1);
+        reg_fence(o);
+        reg_fence(p);
+        my_turn();
+        wgmma_fence();
+        issue_pv<D, Bc>(o, p, sV + ((it + w.n_tiles - 1) % STAGES) * KV);
+        wgmma_commit();
+        your_turn(sched.last(k));
+        wgmma_wait<0>();
+        reg_fence(o);
+        release(empty_v, it + w.n_tiles - 1);
+        it += w.n_tiles;
+
+        /* Epilogue: finish the row sums across the quad, O = acc / l, lse = m * scale + ln l,
+         * plain stores with the row guard as in step 07. Meanwhile the producer is already
+         * loading the next work tile's Q, K and V. */
+#pragma unroll
+        for (int a = 0; a < 2; a++) {
+            l[a] += __shfl_xor_sync(0xffffffffu, l[a], 1);
+            l[a] += __shfl_xor_sync(0xffffffffu, l[a], 2);
+        }
+        /* A cut work tile: each of its two pieces ends with a partial O (unnormalised), m and l
+         * for the same rows, in the same threads. Each warp writes its own to slot w.slot of the
+         * workspace (as role 0 or 1), then counts itself in on that warp's counter (zeroed by
+         * launch()); the second to arrive reads the other's partial, merges the two as the
+         * online softmax merges key tiles, and stores O; the first stops here. Nothing waits for
+         * another block, and merge() rounds the same way whichever piece arrives second. */
+        if (SPLIT && w.slot >= 0) {
+            constexpr int NT = NWG * WG;   /* consumer threads: tid < NT */
+            unsigned *count = reinterpret_cast<unsigned *>(ws) + w.slot * SK_WARPS + tid / 32;
+            float4 *part =
+                reinterpret_cast<float4 *>(static_cast<char *>(ws) + sk_counter_bytes(gridDim.x));
+            float4 *mine = part + (size_t)(2 * w.slot + w.role) * (D / 8 + 1) * NT + tid;
+            const float4 *theirs = part + (size_t)(2 * w.slot + (w.role ^ 1)) * (D / 8 + 1) * NT + tid;
+#pragma unroll
+            for (int j = 0; j < D / 8; j++)
+                mine[j * NT] = make_float4(o[4 * j], o[4 * j + 1], o[4 * j + 2], o[4 * j + 3]);
+            mine[D / 8 * NT] = make_float4(m[0], m[1], l[0], l[1]);
+            __threadfence();   /* my partial is visible before my count */
+            __syncwarp();
+            /* Lane 0 counts the warp in and, with its fence after the atomic, acquires what the
+             * other piece's warp released before its count; the warp barrier then orders lanes
+             * 1-31 after lane 0's acquire (a shuffle alone carries the value, not the ordering:
+             * under the PTX memory model their reads of the partial need the barrier). */
+            unsigned first = 0;
+            if (lane == 0) {
+                first = atomicAdd(count, 1u) == 0;
+                __threadfence();   /* the other partial, counted in before mine, is visible */
+            }
+            __syncwarp();
+            if (__shfl_sync(0xffffffffu, first, 0))
+                continue;   /* the other piece will finish these rows */
+            const float4 ml = __ldcg(theirs + D / 8 * NT);
+            const float m_o[2] = {ml.x, ml.y}, l_o[2] = {ml.z, ml.w};
+            float a_me[2], a_o[2];
+#pragma unroll
+            for (int a = 0; a < 2; a++) {
+                const float mx = fmaxf(m[a], m_o[a]);
+                const float mc = (mx == -INFINITY ? 0.f : mx) * c;
+                a_me[a] = ex2_approx(m[a] * c - mc);
+                a_o[a] = ex2_approx(m_o[a] * c - mc);
+                l[a] = merge(l[a], a_me[a], l_o[a], a_o[a]);
+                m[a] = mx;
+            }
+#pragma unroll
+            for (int j = 0; j < D / 8; j++) {
+                const float4 x = __ldcg(theirs + j * NT);
+                o[4 * j] = merge(o[4 * j], a_me[0], x.x, a_o[0]);
+                o[4 * j + 1] = merge(o[4 * j + 1], a_me[0], x.y, a_o[0]);
+                o[4 * j + 2] = merge(o[4 * j + 2], a_me[1], x.z, a_o[1]);
+                o[4 * j + 3] = merge(o[4 * j + 3], a_me[1], x.w, a_o[1]);
+            }
+        }
+        bf16 *Ob = O + (size_t)w.bh * Nq * D;
+        float *lseb = lse + (size_t)w.bh * Nq;
+#pragma unroll
+        for (int a = 0; a < 2; a++) {
+            if (row[a] >= Nq)
+                continue;   /* rows past Nq were computed from zero queries; never stored */
+            const float inv = 1.f / l[a];
+            bf16 *out = Ob + (size_t)row[a] * D + 2 * t;
+#pragma unroll
+            for (int j = 0; j < D / 8; j++)
+                *reinterpret_cast<uint32_t *>(out + 8 * j) =
+                    pack_bf16(o[4 * j + 2 * a] * inv, o[4 * j + 2 * a + 1] * inv);
+            if (t == 0)
+                lseb[row[a]] = m[a] * scale + logf(l[a]);
+        }
+    }
+}
+
+/* ============================================================================= the backward
+ *
+ * Three kernels on the stream (the header tells why each exists):
+ *   bwd_preprocess  Di = rowsum(dO o O), lse2 = lse log2(e), dq_acc = 0, per padded query row
+ *   bwd_main        per key tile: dK, dV in registers, dQ added into dq_acc by bulk reduce-add
+ *   bwd_convert_dq  dQ = scale dq_acc, to bf16, in [B, H, Nq, D]
+ * Query rows are padded to whole tiles of Br: lse2 = +inf and Di = 0 there, so a padded row's
+ * P = 2^(S c - inf) = 0 and it adds nothing, with no mask. */
+/* The mask's moves (bwd_consumer, at key[]): a key past Nk goes PAST later, and, not causal,
+ * every query LATER, so one compare masks both; supports() keeps Nq and Nk below LATER. A moved
+ * key's uint32 swizzle offset is its row's: */
+constexpr int PAST = 1 << 30, LATER = 1 << 29;
+static_assert(sw128_offset(PAST + 77, 5) == sw128_offset(77, 5), "a moved key keeps its row's offset");
+constexpr int BWD_BC = 128;     /* keys per block: two consumer warpgroups of 64 (wgmma's M) */
+/* registers: the producer warpgroup 24, the two consumers 240 (dK and dV hold 128 per thread) */
+constexpr int BWD_PRODUCER_REGS = 24, BWD_CONSUMER_REGS = 240;
+constexpr int BWD_STAGES = 2;   /* the Q, dO, lse2, Di ring */
+constexpr int BWD_DQ_FLOATS = 64 * 64;   /* one warpgroup's dQ piece: 64 rows x 64 columns */
+constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LOG2E */
+
+/* The backward's choices per head dim, each read where it switches (bwd_main's stages):
+ *   Br             query rows per tile of the loop, the N of S^T and dP^T
+ *   DQ_BY_COLUMNS  how the two warpgroups share dQ = dS K [Br x D] of a query tile, each one
+ *                  64 x 64 fp32 piece of it over all 128 keys (both halves of dS^T: a barrier
+ *                  between the two, two dS^T buffers). By columns (D = 128, Br = 64): warpgroup
+ *                  w takes columns 64w... By rows (D = 64, Br = 128): query rows 64w... (Each
+ *                  taking its own 64 keys, all rows and columns, would spare the barrier, but
+ *                  both would add a whole Br x D tile into the same floats: twice the bytes
+ *                  reduced in L2, which Nsight Compute found 80 % busy at D = 64 that way.)
+ *   DS_STMATRIX    dS^T goes to shared memory by stmatrix, not by plain stores
+ *   DK_AFTER_DQ    a tile issues its products in the order S^T, dP^T, dV, dQ, dK
+ *                  (FlashAttention-3's): dQ's staging then runs while the tensor cores do dK.
+ *                  If not, dV and dK go out together, before dQ
+ *   LSE2_EARLY     lse2's first two pairs are read before the wait for S^T
+ *   UNMASKED       a problem with no masked pair (not causal, Nk a multiple of 128) runs
+ *                  bwd_main<D, false>, compiled without the mask. At D = 64 that is 3-5 % faster
+ *                  than the masked kernel; at D = 128 ptxas spills one value more in its loop,
+ *                  0.8 % slower, so D = 128 runs the masked kernel always */
+template <int D> struct BwdTiles;
+template <> struct BwdTiles<128> {
+    static constexpr int Br = 64;   /* registers: dK and dV take 128 per thread */
+    static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, DK_AFTER_DQ = true;
+    static constexpr bool LSE2_EARLY = true, UNMASKED = false;
+};
+template <> struct BwdTiles<64> {
+    static constexpr int Br = 128;   /* twice the products per tile for the same bookkeeping */
+    /* stmatrix, and dK after dQ, measured slower here; no registers to spare for lse2 */
+    static constexpr bool DQ_BY_COLUMNS = false, DS_STMATRIX = false, DK_AFTER_DQ = false;
+    static constexpr bool LSE2_EARLY = false, UNMASKED = true;
+};
+
+/* bwd_main's named barriers (0 is __syncthreads), both between consumer threads only */
+enum BwdBarrier : int {
+    BAR_DS_BOTH = 1,   /* 2 * WG threads: both warpgroups' halves of dS^T are in */
+    BAR_WG = 2,        /* BAR_WG + w, WG threads: warpgroup w alone (its dS^T, its dQ staging) */
+    /* DET, between warpgroup w and the dQ writer warp (WG + 32 threads, det2_store_dq): */
+    BAR_DQ_FULL = 4,   /* BAR_DQ_FULL + w: w's staging is written (w arrives, the writer waits) */
+    BAR_DQ_EMPTY = 6,  /* BAR_DQ_EMPTY + w: the writer has read it (the writer arrives, w waits) */
+};
+
+/* bwd_main's shared memory, one layout for the kernel and for the launch that sizes it: byte
+ * offsets from the base (aligned to 1024 bytes, a swizzle line, by the kernel), and BYTES, what the
+ * launch asks for, 1 KB of room for that alignment included.
+ *   K, V      the block's 128 keys, [Bc][D] in 64-column atoms (TMA, once)
+ *   Q, dO     BWD_STAGES stages of [Br][D] (the producer's ring)
+ *   dS        dS^T [128 keys][Br queries] bf16, Br / 64 atoms of 64 queries; two buffers, as
+ *             both warpgroups read it (the other may still read the last one)
+ *   dQ        the two warpgroups' dQ staging, fp32 (a piece of 64 x 64 each)
+ *   lse2, Di  BWD_STAGES stages of Br floats of lse2 and Di (bulk copies beside Q and dO)
+ *   bar_kv, full, empty   the mbarriers: K/V arrived; a stage full; a stage free */
+template <int D> struct BwdSmem {
+    static constexpr int Br = BwdTiles<D>::Br;
+    static constexpr int DS_BUFS = 2;
+    static constexpr uint32_t KV = tile_bytes<D>(BWD_BC), QT = tile_bytes<D>(Br);
+    static constexpr uint32_t DS_ATOM = BWD_BC * 128, DS = Br / 64 * DS_ATOM;
+    static constexpr uint32_t DQ = BWD_DQ_FLOATS * 4;   /* one warpgroup's piece */
+    static constexpr uint32_t K = 0, V = K + KV, Q = V + KV, dO = Q + BWD_STAGES * QT,
+                              dS = dO + BWD_STAGES * QT, dQ = dS + DS_BUFS * DS,
+                              lse2 = dQ + 2 * DQ, Di = lse2 + BWD_STAGES * Br * 4,
+                              bar_kv = Di + BWD_STAGES * Br * 4, full = bar_kv + 8,
+                              empty = full + 8 * BWD_STAGES, END = empty + 8 * BWD_STAGES;
+    static constexpr size_t BYTES = END + 1024;
+};
+static_assert(BwdSmem<64>::BYTES <= 227 * 1024 && BwdSmem<128>::BYTES <= 227 * 1024,
+              "bwd_main's shared memory exceeds the 227 KB a Hopper block may have");
+static_assert(BwdSmem<64>::dS % 1024 == 0 && BwdSmem<128>::dS % 1024 == 0 &&
+                  BwdSmem<64>::Q % 1024 == 0 && BwdSmem<128>::Q % 1024 == 0,
+              "the swizzled tiles must start on a 1024-byte swizzle line");
+static_assert(BwdSmem<64>::bar_kv % 8 == 0 && BwdSmem<128>::bar_kv % 8 == 0,
+              "mbarriers are 8-byte aligned");
+
+/* The backward's products, named by their operands' transposes as ThunderKittens names them
+ * (mma_ABt: A B^T). Each issues one warpgroup's k-slices of 16 (wgmma m64nNk16); the caller
+ * fences, commits and waits. */
+
+/* acc[64 x N] = A B^T over D features: A is 64 rows of a tile of A_ROWS rows, B a tile of N rows,
+ * both [rows][D] K-major in smem. The k-th slice of 16 features is 32 bytes into atom k / 4 (the
+ * hardware applies the swizzle). The forward's issue_qk, S = Q K^T, is this with Q as A. */
+template <int D, int N, int A_ROWS>
+__device__ __forceinline__ void mma_ABt(float (&acc)[N / 2], uint32_t a_tile, uint32_t b_tile)
+{
+#pragma unroll
+    for (int k = 0; k < D / 16; k++) {
+        const uint32_t off = (k % 4) * 32;
+        const uint64_t a = wgmma_desc(a_tile + (k / 4) * tile_bytes<64>(A_ROWS) + off, 16, 1024);
+        const uint64_t b = wgmma_desc(b_tile + (k / 4) * tile_bytes<64>(N) + off, 16, 1024);
+        wgmma_bf16<N>::ss(acc, a, b, k > 0);
+    }
+}
+
+/* acc[64 x N] += A B over K: A from registers (a 64 x K accumulator packed to bf16, as the
+ * forward's P), B [K][N] in smem as an MN-major B (16 rows = 2048 bytes further per slice;
+ * LBO = the next 64 columns). The forward's issue_pv, O += P V, is this with P as A. */
+template <int N, int K>
+__device__ __forceinline__ void mma_AB(float (&acc)[N / 2], const uint32_t (&a)[K / 4],
+                                       uint32_t b_tile)
+{
+#pragma unroll
+    for (int k = 0; k < K / 16; k++) {
+        const uint32_t ak[4] = {a[4 * k], a[4 * k + 1], a[4 * k + 2], a[4 * k + 3]};
+        const uint64_t b = wgmma_desc(b_tile + k * 16 * 128, tile_bytes<64>(K), 1024);
+        wgmma_bf16<N>::rs_mn(acc, ak, b, 1);
+    }
+}
+
+/* acc[64 x 64] = A^T B over the rows row0 .. row0 + 16 KSTEPS - 1 of K: A [K][M] and B [K][N]
+ * both stored row after row in 64-column atoms (128 bytes a row), so both MN-major (both
+ * transpose bits: ss_mn). The product takes A's atom a_atom (64 of M) and B's atom b_atom (64 of
+ * N), atoms a_lbo and b_lbo bytes apart. dQ = dS K is this with dS^T, as stored, for A. */
+template <int KSTEPS>
+__device__ __forceinline__ void mma_AtB(float (&acc)[32], uint32_t a_tile, int a_atom,
+                                        uint32_t a_lbo, uint32_t b_tile, int b_atom,
+                                        uint32_t b_lbo, int row0)
+{
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; kk++) {
+        const uint32_t r = (row0 + 16 * kk) * 128;
+        const uint64_t a = wgmma_desc(a_tile + a_atom * a_lbo + r, a_lbo, 1024);
+        const uint64_t b = wgmma_desc(b_tile + b_atom * b_lbo + r, b_lbo, 1024);
+        wgmma_bf16<64>::ss_mn(acc, a, b, kk > 0);
+    }
+}
+
+/* D / 8 threads per padded query row, 8 features (16 bytes of dO and of O) each: Di and lse2
+ * (the padding: 0 and +inf), and the row's D floats of the dQ accumulator set to 0 (the
+ * workspace comes undefined). rows_pad * D / 8 is a multiple of 32: a warp's groups all exist. */
+template <int D>
+__global__ void __launch_bounds__(256)
+bwd_preprocess(const bf16 *__restrict__ dO, const bf16 *__restrict__ O,
+               const float *__restrict__ lse, float *__restrict__ lse2, float *__restrict__ Di,
+               float *__restrict__ dq_acc, size_t rows_pad, int Nq, int Nq_pad)
+{
+    constexpr int TPR = D / 8;
+    const size_t row = ((size_t)blockIdx.x * 256 + threadIdx.x) / TPR;
+    const int e = threadIdx.x % TPR * 8;
+    if (row >= rows_pad)
+        return;
+    const size_t bh = row / Nq_pad;
+    const int q = (int)(row % Nq_pad);
+    float4 *acc = reinterpret_cast<float4 *>(dq_acc + row * D + e);
+    acc[0] = acc[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+    float sum = 0.f;
+    if (q < Nq) {
+        const size_t src = (bh * Nq + q) * D + e;
+        const uint4 a = *reinterpret_cast<const uint4 *>(dO + src);
+        const uint4 b = *reinterpret_cast<const uint4 *>(O + src);
+        const uint32_t aw[4] = {a.x, a.y, a.z, a.w}, bw[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&aw[j]));
+            const float2 y = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&bw[j]));
+            sum += x.x * y.x + x.y * y.y;
+        }
+    }
+#pragma unroll
+    for (int off = TPR / 2; off > 0; off >>= 1)
+        sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    if (e == 0) {
+        Di[row] = sum;
+        lse2[row] = q < Nq ? lse[bh * Nq + q] * LOG2E : INFINITY;
+    }
+}
+
+/* bwd_main's shared memory as shared-window addresses: K at the base rounded up to a swizzle
+ * line, the rest at BwdSmem's offsets from it. at() turns one into a pointer, for plain loads
+ * and stores. */
+struct BwdShared {
+    uint8_t *raw;    /* the dynamic shared memory, whose shared address is base */
+    uint32_t base, K, V, Q, dO, dS, dQ, lse2, Di, bar_kv, full, empty;
+    __device__ __forceinline__ uint8_t *at(uint32_t a) const { return raw + (a - base); }
+};
+
+/* A thread of bwd_main: tid, its warpgroup wg (0, 1: the consumers; 2: the producer), its warp
+ * in the warpgroup and lane; g = lane / 4 and t = lane % 4 place it in wgmma's fragments. */
+struct BwdThread {
+    int tid, wg, warp, lane, g, t;
+};
+
+/* A block's work: the key tile of 128 keys from k0 of head bh, and query tiles qt_begin ..
+ * qt_begin + n_iter - 1 of the head's n_qt (n_qb blocks of 64 query rows). Not causal, the key
+ * tiles of a head side by side (they share its Q, dO and dQ accumulator in L2); causal, the
+ * heads in sections of hps (bwd_heads_per_section; step 12's forward has sections too), and in
+ * a section key tile 0 of every head first (the longest: it sees every query tile), then key
+ * tile 1, ... */
+struct BwdBlock {
+    int n_qt, n_qb, bh, k0, qt_begin, n_iter;
+};
+
+/* The deterministic backward's groups, not causal: the key tiles of a head go in groups whose
+ * blocks run at once, and block r of a group (kt = first + r) walks every query tile from r on,
+ * wrapping at n_qt (FlashAttention-3's ShiftScheduler): a group's blocks reach a query tile one
+ * step after another instead of all at step qt. G = min(n_kt, n_qt, sms) key tiles a group (the
+ * head's last group, what is left): at most n_qt (each block starts at its own query tile) and
+ * at most sms consecutive blocks (det2_turn says why). */
+struct Det2Group {
+    int first, size;   /* key tiles first .. first + size - 1 of the head */
+};
+__device__ __forceinline__ Det2Group det2_group(int kt, int n_kt, int n_qt, int sms)
+{
+    const int G = min(min(n_kt, n_qt), sms), first = kt / G * G;
+    return {first, min(G, n_kt - first)};
+}
+
+/* The deterministic kernel (DET) orders its blocks for det2_turn: causal, a section's last key
+ * tile first; not causal, each block's walk starts at its place in its group (det2_group) and
+ * wraps: it takes all n_qt query tiles from qt_begin (walk_qt). */
+template <int D, bool DET>
+__device__ __forceinline__ BwdBlock bwd_block(int bh_count, int Nq, int Nk, int causal, int hps,
+                                              int sms)
+{
+    constexpr int Bc = BWD_BC, Br = BwdTiles<D>::Br;
+    const int n_kt = (Nk + Bc - 1) / Bc, n_qt = (Nq + Br - 1) / Br, n_qb = n_qt * (Br / 64);
+    int kt = (int)(blockIdx.x % n_kt), bh = (int)(blockIdx.x / n_kt);
+    if (causal) {   /* section sec of hps heads (the last one may have fewer: h) */
+        const int per = hps * n_kt, sec = (int)(blockIdx.x / per), r = (int)(blockIdx.x % per);
+        const int h = min(hps, bh_count - sec * hps);
+        kt = DET ? n_kt - 1 - r / h : r / h;
+        bh = sec * hps + r % h;
+    }
+    const int k0 = kt * Bc;
+    if (DET && !causal)
+        return {n_qt, n_qb, bh, k0, kt - det2_group(kt, n_kt, n_qt, sms).first, n_qt};
+    /* causal (top-left): query rows < k0 see none of these keys */
+    const int qt_begin = causal ? min(k0 / Br, n_qt) : 0, n_iter = n_qt - qt_begin;
+    return {n_qt, n_qb, bh, k0, qt_begin, n_iter};
+}
+
+/* The query tile of step i of a block's walk: qt_begin + i, wrapping at n_qt (only the
+ * deterministic kernel's shifted walk gets that far) */
+template <bool DET> __device__ __forceinline__ int walk_qt(const BwdBlock &blk, int i)
+{
+    const int qt = blk.qt_begin + i;
+    return DET && qt >= blk.n_qt ? qt - blk.n_qt : qt;
+}
+
+/* The producer (one thread): K and V once, then per query tile Q, dO (TMA), lse2 and Di (bulk
+ * copies) into the ring's stage i % BWD_STAGES, once the consumers have released it. */
+template <int D, bool DET>
+__device__ __forceinline__ void bwd_load(const BwdShared &sm, const BwdBlock &blk,
+                                         const CUtensorMap *tmQ, const CUtensorMap *tmK,
+                                         const CUtensorMap *tmV, const CUtensorMap *tmdO,
+                                         const float *lse2, const float *Di)
+{
+    constexpr int Bc = BWD_BC, Br = BwdTiles<D>::Br;
+    constexpr uint32_t KV = BwdSmem<D>::KV, QT = BwdSmem<D>::QT;
+    tma_prefetch_map(tmQ);
+    tma_prefetch_map(tmdO);
+    mbar_arrive_expect_tx(sm.bar_kv, 2 * KV);
+    load_tile<Bc, D>(sm.K, tmK, blk.k0, blk.bh, sm.bar_kv);
+    load_tile<Bc, D>(sm.V, tmV, blk.k0, blk.bh, sm.bar_kv);
+    for (int i = 0; i < blk.n_iter; i++) {
+        const int st = i % BWD_STAGES, qt = walk_qt<DET>(blk, i);
+        const size_t row = ((size_t)blk.bh * blk.n_qt + qt) * Br;   /* padded rows of lse2, Di */
+        mbar_wait(sm.empty + 8 * st, ((i / BWD_STAGES) & 1) ^ 1);
+        mbar_arrive_expect_tx(sm.full + 8 * st, 2 * QT + 2 * Br * 4);
+        load_tile<Br, D>(sm.Q + st * QT, tmQ, qt * Br, blk.bh, sm.full + 8 * st);
+        load_tile<Br, D>(sm.dO + st * QT, tmdO, qt * Br, blk.bh, sm.full + 8 * st);
+        bulk_load(sm.lse2 + st * Br * 4, lse2 + row, Br * 4, sm.full + 8 * st);
+        bulk_load(sm.Di + st * Br * 4, Di + row, Br * 4, sm.full + 8 * st);
+    }
+}
+
+/* The deterministic backward's counters (DET): one per query tile of a head, counting the visits
+ * (key tiles) whose dQ adds are in. A visit waits until the counter reads its turn (det2_turn; an
+ * acquire) and, once its bulk adds are complete, counts itself (a release). The adds are fp32, so
+ * their order is the result's last bits; fixed, dQ is bitwise repeatable. The bulk add reads and
+ * writes global memory through the async proxy, so a proxy fence stands between it and the
+ * counter's generic accesses on both sides. */
+__device__ __forceinline__ void det_wait_turn(const int *counter, int turn)
+{
+    int seen;
+    do
+        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+    while (seen != turn);
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+__device__ __forceinline__ void det_pass_turn(int *counter)
+{
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+    asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(counter) : "memory");
+}
+
+/* The turns (DET). A query tile's counter counts visits, a visit being both warpgroups' adds of
+ * one key tile (det2_store_dq issues them in a fixed order), and the turn of key tile kt's visit
+ * is the number of visits before it:
+ *   not causal: all key tiles of the head's earlier groups (det2_group's first), then the
+ *     group's blocks in the order they reach qt: block r' does at step (qt - r') mod n_qt, so
+ *     block r's rank is (min(qt, size - 1) - r) mod size (FlashAttention-3's shift_dependency).
+ *     For qt >= size - 1 the visitors are r = size - 1, ..., 0 at steps qt - size + 1, ..., qt,
+ *     one step apart; for smaller qt, r = qt, ..., 0 and then size - 1, ..., qt + 1 near the
+ *     walk's end (n_qt >= size).
+ *   causal: the key tiles that see qt, from kt_max(qt) = min(n_kt - 1, qt Br / Bc) down to 0
+ *     (Bc is a multiple of Br, so kt sees qt when kt Bc / Br <= qt). bwd_block launches them in
+ *     that order and each walks up from its first query tile, so kt + 1 reaches qt Bc / Br
+ *     steps before kt.
+ * Why no deadlock, given what step 13's turns assume already (the GPU starts blocks in index
+ * order and gives a free SM to the next one): causal, a block waits only on blocks of lower
+ * index, so the lowest unfinished block waits on nobody. Not causal, a block also waits on
+ * blocks of higher index in its group, which is at most sms consecutive blocks. Take the visit
+ * still to do that comes first in (group, step) order: every visit it waits on comes before it,
+ * so is done; if its block has not started, every started unfinished block is in that group (an
+ * earlier group's would hold an earlier visit, a later group's has not started), fewer than sms
+ * of them: an SM is free and the block starts. That needs one block per SM (bwd_main's shared
+ * memory) and every SM open to this kernel: a kernel beside it that keeps SMs for good (a second
+ * deterministic backward on another stream, a persistent kernel) or an MPS or green-context
+ * limit below G can leave a group half started and its started blocks spinning. FlashAttention-3
+ * assumes the same. */
+template <int D>
+__device__ __forceinline__ int det2_turn(const BwdBlock &blk, int qt, int n_kt, Det2Group grp,
+                                         int causal)
+{
+    constexpr int Bc = BWD_BC, Br = BwdTiles<D>::Br;
+    static_assert(Bc % Br == 0, "a key tile's first visible query tile is kt Bc / Br");
+    if (causal)
+        return min(n_kt - 1, qt * Br / Bc) - blk.k0 / Bc;
+    const int rank = min(qt, grp.size - 1) - blk.qt_begin;
+    return grp.first + (rank < 0 ? rank + grp.size : rank);
+}
+
+/* The 64 x 64 piece of dq_acc that warpgroup w adds for query tile qt (DQ_BY_COLUMNS): by columns
+ * its 64 columns of the tile's 64 rows, by rows its 64 rows (qb = qt Br / 64 + w) of the 64
+ * columns. dq_acc holds the pieces of a head by 64-row block, then by 64-column atom. */
+template <int D>
+__device__ __forceinline__ size_t dq_piece(const BwdBlock &blk, int qt, int w)
+{
+    constexpr int Br = BwdTiles<D>::Br;
+    return ((size_t)blk.bh * blk.n_qb + (size_t)qt * (Br / 64)) * (D / 64) + w;
+}
+
+/* The dQ writer (DET): warp 1 of the producer warpgroup (24 registers), query tile by query tile
+ * in the consumers' order (walk_qt). Per tile, warpgroup w's staging as it is handed over
+ * (BAR_DQ_FULL + w), added into dq_acc by one bulk reduce-add and handed back once read
+ * (BAR_DQ_EMPTY + w). The consumers go on to the next tile meanwhile: the wait for the turn and
+ * for the add to complete, on each warpgroup's path every tile in step 13's DET, are the
+ * writer's alone. One turn per visit, both adds inside it: they add into different pieces
+ * (dq_piece), so both run at once and one wait covers them, and each piece's adds come in the
+ * turns' order, the same bits every run. The EMPTY barriers balance: one arrival before the
+ * first tile, one after each tile but the last. */
+template <int D>
+__device__ __forceinline__ void det2_store_dq(const BwdShared &sm, const BwdBlock &blk,
+                                              float *dq_acc, int *dq_turns, int Nk, int causal,
+                                              int sms, int lane)
+{
+    constexpr int Bc = BWD_BC;
+    constexpr uint32_t DQ = BwdSmem<D>::DQ;
+    const int n_kt = (Nk + Bc - 1) / Bc;
+    const Det2Group grp = causal ? Det2Group{0, 1} : det2_group(blk.k0 / Bc, n_kt, blk.n_qt, sms);
+    named_bar_arrive(BAR_DQ_EMPTY, WG + 32);
+    named_bar_arrive(BAR_DQ_EMPTY + 1, WG + 32);
+    for (int i = 0; i < blk.n_iter; i++) {
+        const int qt = walk_qt<true>(blk, i);
+        int *turns = dq_turns + (size_t)blk.bh * blk.n_qt + qt;
+#pragma unroll
+        for (int w = 0; w < 2; w++) {
+            named_bar_sync(BAR_DQ_FULL + w, WG + 32);
+            if (lane == 0) {
+                if (w == 0)
+                    det_wait_turn(turns, det2_turn<D>(blk, qt, n_kt, grp, causal));
+                bulk_reduce_add_f32(dq_acc + dq_piece<D>(blk, qt, w) * BWD_DQ_FLOATS,
+                                    sm.dQ + w * DQ, DQ);
+                bulk_commit();
+                bulk_wait_read<0>();
+            }
+            __syncwarp();
+            if (i + 1 < blk.n_iter)
+                named_bar_arrive(BAR_DQ_EMPTY + w, WG + 32);
+        }
+        if (lane == 0) {
+            bulk_wait<0>();   /* the visit is done in memory before the next one's turn */
+            det_pass_turn(turns);
+        }
+        __syncwarp();
+    }
+}
+
+/* One query tile of the walk: qt (rows q0 = qt Br ..) in the ring's stage st, which holds its Q
+ * and dO (shared addresses) and its lse2 and Di (pointers, for plain loads). */
+struct BwdQueryTile {
+    int st, qt, q0;
+    uint32_t q, dO;
+    const float *lse2, *Di;
+};
+
+/* A consumer warpgroup's stages, in the order a query tile runs them: mma_s_dp, p_and_ds,
+ * mma_dv_dk, store_ds, mma_dq, issue_dk_wait_dq, add_dq, wait_dk; then, once, store_dk_dv. They
+ * work on the registers bwd_consumer declares, held here by reference (force-inlined, they stay
+ * registers): s[4j + 2a + b] is key[a], query q0 + 8j + 2t + b, and so is dp; pa[2j + a] and
+ * dsa[2j + a] are their bf16 pairs (layout: mma_sm90.cuh). */
+template <int D, bool MASKED, bool DET> struct BwdConsumer {
+    using Tiles = BwdTiles<D>;
+    static constexpr int Bc = BWD_BC, Br = Tiles::Br;
+    static constexpr uint32_t DS_ATOM = BwdSmem<D>::DS_ATOM, DQ = BwdSmem<D>::DQ;
+
+    const BwdShared &sm;
+    const BwdThread &th;
+    const int k0;                  /* the block's first key */
+    const float c;                 /* scale log2(e) */
+    const int (&key)[2];           /* this thread's two keys and the mask: bwd_consumer says how */
+    const int q_shift, mask_below;
+    const uint32_t k_wg, v_wg;     /* this warpgroup's 64 keys of K and V */
+    float (&dv)[D / 2], (&dk)[D / 2];
+    float (&s)[Br / 2], (&dp)[Br / 2];
+    uint32_t (&pa)[Br / 4], (&dsa)[Br / 4];
+    float (&dq)[BWD_DQ_FLOATS / WG];
+    float2 (&lse2_01)[2];
+
+    /* S^T = K_wg Q^T and dP^T = V_wg dO^T: two groups, m64n{Br}k16, all operands K-major */
+    __device__ __forceinline__ void mma_s_dp(const BwdQueryTile &qtile)
+    {
+        wgmma_fence();
+        mma_ABt<D, Br, Bc>(s, k_wg, qtile.q);
+        wgmma_commit();
+        mma_ABt<D, Br, Bc>(dp, v_wg, qtile.dO);
+        wgmma_commit();
+    }
+
+    /* P^T = 2^(S^T c - lse2) while dP^T still runs, masked as said at key[]; then dS^T, and both
+     * to bf16. With LSE2_EARLY lse2's first two pairs are read before the wait, so the first
+     * exponents need not wait for shared memory after it (all eight pairs cost spills). */
+    __device__ __forceinline__ void p_and_ds(const BwdQueryTile &qtile)
+    {
+        const int t = th.t, q0 = qtile.q0;
+        const float *lse2_st = qtile.lse2;
+        if (Tiles::LSE2_EARLY) {
+            lse2_01[0] = *reinterpret_cast<const float2 *>(lse2_st + 2 * t);
+            lse2_01[1] = *reinterpret_cast<const float2 *>(lse2_st + 8 + 2 * t);
+        }
+        wgmma_wait<1>();
+        reg_fence(s);
+        const bool mask = MASKED && q0 < mask_below;
+        const int qs0 = q0 + q_shift;
+#pragma unroll
+        for (int j = 0; j < Br / 8; j++) {
+            const float2 lse2_j = Tiles::LSE2_EARLY && j < 2
+                                      ? lse2_01[j & 1]
+                                      : *reinterpret_cast<const float2 *>(lse2_st + 8 * j + 2 * t);
+#pragma unroll
+            for (int a = 0; a < 2; a++) {
+                float p0 = ex2_approx(fmaf(s[4 * j + 2 * a], c, -lse2_j.x));
+                float p1 = ex2_approx(fmaf(s[4 * j + 2 * a + 1], c, -lse2_j.y));
+                if (mask) {
+                    const int qs = qs0 + 8 * j + 2 * t;
+                    p0 = key[a] > qs ? 0.f : p0;
+                    p1 = key[a] > qs + 1 ? 0.f : p1;
+                }
+                s[4 * j + 2 * a] = p0;
+                s[4 * j + 2 * a + 1] = p1;
+            }
+        }
+        /* dS^T = P^T o (dP^T - Di) */
+        wgmma_wait<0>();
+        reg_fence(dp);
+#pragma unroll
+        for (int j = 0; j < Br / 8; j++) {
+            const float2 di = *reinterpret_cast<const float2 *>(qtile.Di + 8 * j + 2 * t);
+#pragma unroll
+            for (int a = 0; a < 2; a++) {
+                dp[4 * j + 2 * a] = s[4 * j + 2 * a] * (dp[4 * j + 2 * a] - di.x);
+                dp[4 * j + 2 * a + 1] = s[4 * j + 2 * a + 1] * (dp[4 * j + 2 * a + 1] - di.y);
+            }
+        }
+#pragma unroll
+        for (int x = 0; x < Br / 4; x++) {
+            pa[x] = pack_bf16(s[2 * x], s[2 * x + 1]);
+            dsa[x] = pack_bf16(dp[2 * x], dp[2 * x + 1]);
+        }
+    }
+
+    /* dV += P^T dO, dK += dS^T Q: A from registers, dO and Q as MN-major B (one group; with
+     * DK_AFTER_DQ dK comes after dQ, in issue_dk_wait_dq) */
+    __device__ __forceinline__ void mma_dv_dk(const BwdQueryTile &qtile)
+    {
+        reg_fence(dv);
+        reg_fence(dk);
+        reg_fence(pa);
+        reg_fence(dsa);
+        wgmma_fence();
+        mma_AB<D, Br>(dv, pa, qtile.dO);
+        if (!Tiles::DK_AFTER_DQ)
+            mma_AB<D, Br>(dk, dsa, qtile.q);
+        wgmma_commit();
+    }
+
+    /* dS^T to shared memory, [key][query] in the 128-byte swizzle: dsa[2j + a] is the pair
+     * (key[a], queries 8j + 2t, +1), 4 bytes at chunk j % 8 of row key[a] - k0 of atom j / 8.
+     * With DS_STMATRIX by stmatrix, four 8 x 8 pieces per instruction: dsa[4x .. 4x + 3] are the
+     * pieces (j, a) = (2x, 0), (2x, 1), (2x + 1, 0), (2x + 1, 1), and lane gives the row
+     * lane % 8 of piece lane / 8 (16 bytes, one swizzle chunk). At D = 64 it measured slower
+     * than the plain stores. */
+    __device__ __forceinline__ void store_ds(uint32_t ds_buf)
+    {
+        const int wg = th.wg, lane = th.lane;
+        if (Tiles::DS_STMATRIX) {
+#pragma unroll
+            for (int x = 0; x < Br / 16; x++) {
+                const int j = 2 * x + lane / 16;
+                const uint32_t r = 64 * wg + 16 * th.warp + 8 * (lane / 8 % 2) + lane % 8;
+                const uint32_t four[4] = {dsa[4 * x], dsa[4 * x + 1], dsa[4 * x + 2],
+                                          dsa[4 * x + 3]};
+                stmatrix_x4(ds_buf + j / 8 * DS_ATOM + sw128_offset(r, j % 8), four);
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < Br / 8; j++)
+#pragma unroll
+                for (int a = 0; a < 2; a++)
+                    *reinterpret_cast<uint32_t *>(sm.at(ds_buf + j / 8 * DS_ATOM +
+                                                        sw128_offset(key[a] - k0, j % 8) +
+                                                        4 * th.t)) = dsa[2 * j + a];
+        }
+        fence_proxy_async_smem();
+        named_bar_sync(BAR_DS_BOTH, 2 * WG);   /* both halves of dS^T are in */
+    }
+
+    /* dQ's piece = dS K over all 128 keys: A = dS^T as stored (MN-major), B = K as stored
+     * (MN-major). By columns, this warpgroup's 64 columns of K (atom wg); by rows, its 64 query
+     * rows of dS (atom wg). */
+    __device__ __forceinline__ void mma_dq(uint32_t ds_buf)
+    {
+        reg_fence(dq);
+        wgmma_fence();
+        if (Tiles::DQ_BY_COLUMNS)
+            mma_AtB<Bc / 16>(dq, ds_buf, 0, DS_ATOM, sm.K, th.wg, tile_bytes<64>(Bc), 0);
+        else
+            mma_AtB<Bc / 16>(dq, ds_buf, th.wg, DS_ATOM, sm.K, 0, tile_bytes<64>(Bc), 0);
+        wgmma_commit();
+    }
+
+    /* Once dV and dK are done, the stage's Q, dO, lse2 and Di go back to the producer. Every
+     * thread arrives, not one per warp as in the forward: each has read lse2 and Di with plain
+     * loads, and its own arrival (a release) is what orders those reads before the producer's
+     * next bulk copy into the stage. With DK_AFTER_DQ dK is issued last, so that the tensor
+     * cores run it while this warpgroup stages dQ (add_dq); dS^T's registers, which it reads,
+     * stay untouched until it is done (wait_dk). */
+    __device__ __forceinline__ void issue_dk_wait_dq(const BwdQueryTile &qtile)
+    {
+        if (Tiles::DK_AFTER_DQ) {
+            reg_fence(dk);
+            wgmma_fence();
+            mma_AB<D, Br>(dk, dsa, qtile.q);
+            wgmma_commit();
+            wgmma_wait<1>();   /* dV, dQ */
+            reg_fence(dv);
+        } else {
+            wgmma_wait<1>();   /* dV, dK */
+            reg_fence(dv);
+            reg_fence(dk);
+            mbar_arrive(sm.empty + 8 * qtile.st);
+            wgmma_wait<0>();   /* dQ */
+        }
+        reg_fence(dq);
+    }
+
+    /* The pieces to this warpgroup's staging in fragment order (float4 x of thread l at
+     * (x * 128 + l) * 16 bytes of its piece: no bank conflicts), then one thread adds them
+     * into dq_acc (consecutive there too) with one bulk reduce-add. The previous add must
+     * have read the staging first. */
+    __device__ __forceinline__ void add_dq(float *dq_acc, const BwdBlock &blk,
+                                           const BwdQueryTile &qtile)
+    {
+        const int tid = th.tid, wg = th.wg;
+        const uint32_t stage = sm.dQ + wg * DQ;
+        if (DET) {   /* the writer warp has read the last one (det2_store_dq) */
+            named_bar_sync(BAR_DQ_EMPTY + wg, WG + 32);
+        } else {
+            if (tid % WG == 0)
+                bulk_wait_read<0>();
+            named_bar_sync(BAR_WG + wg, WG);
+        }
+#pragma unroll
+        for (int x = 0; x < BWD_DQ_FLOATS / WG / 4; x++)
+            *reinterpret_cast<float4 *>(sm.at(stage + (x * WG + tid % WG) * 16)) =
+                make_float4(dq[4 * x], dq[4 * x + 1], dq[4 * x + 2], dq[4 * x + 3]);
+        fence_proxy_async_smem();
+        if (DET) {   /* the writer adds it, in its turn, while this warpgroup goes on */
+            named_bar_arrive(BAR_DQ_FULL + wg, WG + 32);
+            return;
+        }
+        named_bar_sync(BAR_WG + wg, WG);
+        if (tid % WG == 0) {
+            bulk_reduce_add_f32(dq_acc + dq_piece<D>(blk, qtile.qt, wg) * BWD_DQ_FLOATS, stage, DQ);
+            bulk_commit();
+        }
+    }
+
+    /* With DK_AFTER_DQ: dK done, dS^T's registers free, the stage goes back (issue_dk_wait_dq) */
+    __device__ __forceinline__ void wait_dk(const BwdQueryTile &qtile)
+    {
+        if (Tiles::DK_AFTER_DQ) {
+            wgmma_wait<0>();   /* dK */
+            reg_fence(dk);
+            reg_fence(dsa);
+            mbar_arrive(sm.empty + 8 * qtile.st);
+        }
+    }
+
+    /* The epilogue, once per block: dK = scale dS^T Q, dV: plain stores of the rows that exist */
+    __device__ __forceinline__ void store_dk_dv(bf16 *dK, bf16 *dV, int bh, int Nk, float scale)
+    {
+        if (th.tid % WG == 0)
+            bulk_wait<0>();   /* the last adds are done before the block's shared memory goes */
+
+        bf16 *dKb = dK + (size_t)bh * Nk * D, *dVb = dV + (size_t)bh * Nk * D;
+#pragma unroll
+        for (int a = 0; a < 2; a++) {
+            if (key[a] >= Nk)
+                continue;
+#pragma unroll
+            for (int j = 0; j < D / 8; j++) {
+                const size_t e = (size_t)key[a] * D + 8 * j + 2 * th.t;
+                *reinterpret_cast<uint32_t *>(dKb + e) =
+                    pack_bf16(dk[4 * j + 2 * a] * scale, dk[4 * j + 2 * a + 1] * scale);
+                *reinterpret_cast<uint32_t *>(dVb + e) =
+                    pack_bf16(dv[4 * j + 2 * a], dv[4 * j + 2 * a + 1]);
+            }
+        }
+    }
+};
+
+/* A consumer warpgroup: its 64 keys' dK and dV over the block's query tiles, stage by stage
+ * (BwdConsumer), and dQ's share added per tile. */
+template <int D, bool MASKED, bool DET>
+__device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThread &th,
+                                             const BwdBlock &blk, float *dq_acc, bf16 *dK,
+                                             bf16 *dV, int Nk, float c, float scale, int causal)
+{
+    constexpr int Br = BwdTiles<D>::Br;
+    constexpr uint32_t QT = BwdSmem<D>::QT, DS = BwdSmem<D>::DS, DS_BUFS = BwdSmem<D>::DS_BUFS;
+    const int kw0 = blk.k0 + 64 * th.wg;   /* this warpgroup's first key */
+    const int warp = th.warp, g = th.g;
+    /* This thread's two keys (a = 0, 1) and the softmax's mask, in one compare: query q drops
+     * key[a] when key[a] > q + q_shift. Causal, q_shift = 0: query q sees keys <= q. A key past
+     * Nk, the last key tile's padding, is moved PAST = 2^30 later, after every query: TMA filled
+     * those keys with zeros, so S = 0 there, and 2^(0 - lse2) overflows to +inf on a row whose
+     * scores all sit far below zero (then dQ += inf * 0 = NaN); masked, they add exactly
+     * nothing, whatever the row's lse. Not causal, the queries move LATER = 2^29 on, after every
+     * real key and before every moved one. Only the tiles with a masked pair run the mask
+     * (q0 < mask_below): causal ones with a key after one of their queries, and the last key
+     * tile when it has keys past Nk; at D = 64 a problem with neither runs bwd_main<D, false>,
+     * compiled without the mask (BwdTiles::UNMASKED). A separate mask value per key (the key, or
+     * "never", or "always") costs a register, and at D = 128 that register spills. The key
+     * itself stays a row index everywhere below: a moved key's row, key - k0 + 2^30, gives the
+     * right uint32 swizzle offset (2^30 rows x 128 bytes is a multiple of 2^32; a static_assert
+     * at PAST checks it), and the last stores skip it (key >= Nk). */
+    const int key[2] = {kw0 + 16 * warp + g + (kw0 + 16 * warp + g >= Nk ? PAST : 0),
+                        kw0 + 16 * warp + g + 8 + (kw0 + 16 * warp + g + 8 >= Nk ? PAST : 0)};
+    const int q_shift = causal ? 0 : LATER;
+    const int mask_below = kw0 + 64 > Nk ? INT_MAX : causal ? kw0 + 63 : INT_MIN;
+    const uint32_t k_wg = sm.K + 64 * 128 * th.wg, v_wg = sm.V + 64 * 128 * th.wg;
+    float dv[D / 2], dk[D / 2];   /* 64 keys x D each, across the whole loop */
+    float s[Br / 2], dp[Br / 2];  /* S^T, then P^T (fp32); dP^T, then dS^T */
+    uint32_t pa[Br / 4], dsa[Br / 4];   /* P^T, dS^T in bf16: the A operands of dV, dK */
+    float dq[BWD_DQ_FLOATS / WG];           /* this warpgroup's 64 x 64 piece of dS K */
+    float2 lse2_01[2];                      /* LSE2_EARLY: lse2's first two pairs */
+#pragma unroll
+    for (int i = 0; i < D / 2; i++)
+        dv[i] = dk[i] = 0.f;
+    if (blk.n_iter > 0)
+        mbar_wait(sm.bar_kv, 0);
+    BwdConsumer<D, MASKED, DET> cons = {sm, th, blk.k0, c, key, q_shift, mask_below, k_wg, v_wg,
+                                   dv, dk, s, dp, pa, dsa, dq, lse2_01};
+
+    for (int i = 0; i < blk.n_iter; i++) {
+        const int st = i % BWD_STAGES, qt = walk_qt<DET>(blk, i);
+        const BwdQueryTile qtile = {
+            st, qt, qt * Br, sm.Q + st * QT, sm.dO + st * QT,
+            reinterpret_cast<const float *>(sm.at(sm.lse2 + st * Br * 4)),
+            reinterpret_cast<const float *>(sm.at(sm.Di + st * Br * 4))};
+        mbar_wait(sm.full + 8 * st, (i / BWD_STAGES) & 1);
+
+        cons.mma_s_dp(qtile);
+        cons.p_and_ds(qtile);
+        cons.mma_dv_dk(qtile);
+        const uint32_t ds_buf = sm.dS + (i % DS_BUFS) * DS;
+        cons.store_ds(ds_buf);
+        cons.mma_dq(ds_buf);
+        cons.issue_dk_wait_dq(qtile);
+        cons.add_dq(dq_acc, blk, qtile);
+        cons.wait_dk(qtile);
+    }
+    cons.store_dk_dv(dK, dV, blk.bh, Nk, scale);
+}
+
+/* The backward's main kernel, as named stages: the producer's load (bwd_load), then per query
+ * tile S^T and dP^T (mma_s_dp), P^T and dS^T (p_and_ds), dV and dK (mma_dv_dk, issue_dk_wait_dq,
+ * wait_dk), the dS^T store (store_ds), dQ (mma_dq, add_dq), and the epilogue (store_dk_dv).
+ * grid: ceil(Nk / 128) * B*H blocks, one per (key tile, head), in the order bwd_block says.
+ * block: consumer warpgroups 0, 1 (keys 0-63, 64-127 of the tile) + the producer warpgroup 2.
+ * Q, dO: tensor maps with Br-row boxes; K, V: 128-row boxes.
+ * lse2, Di: [B*H, Nq_pad] fp32; dq_acc: per (head, query tile) D/64 pieces of 64 x 64 fp32 in
+ * fragment order (add_dq). dK, dV: [B, H, Nk, D] bf16. */
+template <int D, bool MASKED, bool DET>
+__global__ void __launch_bounds__(3 * WG, 1)
+bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+         const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
+         const float *__restrict__ lse2, const float *__restrict__ Di, float *__restrict__ dq_acc,
+         int *__restrict__ dq_turns, bf16 *__restrict__ dK, bf16 *__restrict__ dV, int bh_count, int Nq, int Nk, float c,
+         float scale, int causal, int hps, int sms)
+{
+    using Smem = BwdSmem<D>;
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t base = smem_u32(smem_raw);
+    const uint32_t sK = (base + 1023u) & ~1023u;
+    const BwdShared sm = {smem_raw,          base,          sK,            sK + Smem::V,
+                          sK + Smem::Q,      sK + Smem::dO, sK + Smem::dS, sK + Smem::dQ,
+                          sK + Smem::lse2,   sK + Smem::Di, sK + Smem::bar_kv,
+                          sK + Smem::full,   sK + Smem::empty};
+
+    const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
+    const BwdThread th = {tid, wg, warp, lane, lane / 4, lane % 4};
+    const BwdBlock blk = bwd_block<D, DET>(bh_count, Nq, Nk, causal, hps, sms);
+
+    if (tid == 0) {
+        mbar_init(sm.bar_kv, 1);
+        for (int i = 0; i < BWD_STAGES; i++) {
+            mbar_init(sm.full + 8 * i, 1);
+            mbar_init(sm.empty + 8 * i, 2 * WG);   /* every consumer thread releases the stage */
+        }
+        mbar_fence_init();
+    }
+    __syncthreads();
+
+    if (wg == 2) {
+        /* ------------------------------------------------------------------ the producer */
+        setmaxnreg_dec<BWD_PRODUCER_REGS>();
+        if (tid % WG == 0 && blk.n_iter > 0)
+            bwd_load<D, DET>(sm, blk, &tmQ, &tmK, &tmV, &tmdO, lse2, Di);
+        if (DET && warp == 1 && blk.n_iter > 0)
+            det2_store_dq<D>(sm, blk, dq_acc, dq_turns, Nk, causal, sms, lane);
+        return;
+    }
+
+    /* -------------------------------------------------------------------------- consumers */
+    setmaxnreg_inc<BWD_CONSUMER_REGS>();
+    bwd_consumer<D, MASKED, DET>(sm, th, blk, dq_acc, dK, dV, Nk, c, scale, causal);
+}
+
+/* dQ = scale dq_acc, to bf16, one block per 64 x 64 piece. dq_acc holds, per (head, block qb of
+ * 64 query rows, piece of 64 columns), the 64 x 64 floats in the order bwd_main staged them:
+ * float4 x of consumer thread l (warp w = l / 32, g = l % 32 / 4, t = l % 4) is rows
+ * 64qb + 16w + g (+ 8), columns 8x + 2t, +1. The piece goes through shared memory to come out
+ * as whole rows: 16-byte stores, 128 bytes per row. */
+__global__ void __launch_bounds__(256)
+bwd_convert_dq(const float *__restrict__ acc, bf16 *__restrict__ dq, int n_qb, int Nq, int D,
+               float scale)
+{
+    constexpr int LD = 64 + 4;   /* padded row of the piece in shared memory, floats */
+    __shared__ float tile[64 * LD];
+    const size_t piece = blockIdx.x, t64 = piece / (D / 64);
+    const float4 *src = reinterpret_cast<const float4 *>(acc + piece * BWD_DQ_FLOATS);
+#pragma unroll
+    for (int k = 0; k < BWD_DQ_FLOATS / 4 / 256; k++) {
+        const int f = k * 256 + threadIdx.x, x = f / WG, l = f % WG;
+        const int row = 16 * (l / 32) + l % 32 / 4, col = 8 * x + 2 * (l % 4);
+        const float4 v = src[f];
+        *reinterpret_cast<float2 *>(&tile[row * LD + col]) = make_float2(v.x, v.y);
+        *reinterpret_cast<float2 *>(&tile[(row + 8) * LD + col]) = make_float2(v.z, v.w);
+    }
+    __syncthreads();
+    const int qb = (int)(t64 % n_qb);
+    bf16 *out = dq + t64 / n_qb * Nq * D + (piece % (D / 64)) * 64;
+#pragma unroll
+    for (int k = 0; k < 2; k++) {   /* 64 rows x 8 chunks of 8 columns */
+        const int chunk = k * 256 + threadIdx.x, row = chunk / 8, col = 8 * (chunk % 8);
+        if (qb * 64 + row >= Nq)
+            continue;
+        const float *r = &tile[row * LD + col];
+        const uint4 v = make_uint4(pack_bf16(r[0] * scale, r[1] * scale),
+                                   pack_bf16(r[2] * scale, r[3] * scale),
+                                   pack_bf16(r[4] * scale, r[5] * scale),
+                                   pack_bf16(r[6] * scale, r[7] * scale));
+        *reinterpret_cast<uint4 *>(out + (size_t)(qb * 64 + row) * D + col) = v;
+    }
+}
+
+/* ------------------------------------------------------------------------ launch wrapper */
+
+static attn_status supports(const attn_problem *p, int backward, const char **why)
+{
+    attn_status s = attn_problem_valid(p, why);
+    if (s != ATTN_OK)
+        return s;
+    if (backward) {
+        if (p->dtype != ATTN_BF16) {
+            *why = "the backward takes bf16 only (wgmma takes 16-bit operands)";
+            return ATTN_ERR_UNSUPPORTED;
+        }
+        if (p->head_dim != 64 && p->head_dim != 128) {
+            *why = "the backward takes head_dim 64 or 128 only (tiles are compiled per D)";
+            return ATTN_ERR_UNSUPPORTED;
+        }
+        if (p->seq_q >= LATER || p->seq_k >= LATER) {
+            *why = "the backward takes Nq and Nk below 2^29 (its mask moves padded keys 2^30 later; "
+                   "such a problem would not fit in memory anyway)";
+            return ATTN_ERR_UNSUPPORTED;
+        }
+        if ((size_t)p->batch * p->heads * ((p->seq_k + BWD_BC - 1) / BWD_BC) > 2147483647u) {
+            *why = "B*H*ceil(Nk/128) above 2^31-1 blocks (the grid limit)";
+            return ATTN_ERR_UNSUPPORTED;
+        }
+        *why = NULL;
+        return ATTN_OK;
+    }
+    if (p->dtype != ATTN_BF16) {
+        *why = "bf16 only (wgmma takes 16-bit operands; fp32 stops at step 02)";
+        return ATTN_ERR_UNSUPPORTED;
+    }
+    if (p->head_dim != 64 && p->head_dim != 128) {
+        *why = "head_dim must be 64 or 128 (swizzle atoms of 64 features, tiles sized per D)";
+        return ATTN_ERR_UNSUPPORTED;
+    }
+    if (!(p->scale > 0.f)) {
+        *why = "scale must be > 0 (the running max is taken on raw scores, as in FA2)";
+        return ATTN_ERR_UNSUPPORTED;
+    }
+    if ((size_t)p->batch * p->heads * ((p->seq_q + 127) / 128) > 2147483647u) {
+        *why = "B*H*ceil(Nq/128) above 2^31-1 work tiles (the grid limit)";
+        return ATTN_ERR_UNSUPPORTED;
+    }
+    *why = NULL;
+    return ATTN_OK;
+}
+
+/* Stream-K only at D = 128, not causal: at D = 64 it gained at most 1.5% on the H200 and its
+ * code cost the other kernels more than that even when it cut nothing, so they are built
+ * without it (SPLIT = false). The workspace is asked for before the launch, maybe for another
+ * device, so it may not depend on the GPU: it is sized for up to SK_MAX_GRID blocks (GH100 has
+ * 144 SMs; an H200 132), and a larger grid runs without stream-K. */
+constexpr long long SK_MAX_GRID = 144;
+/* Cutting a tile costs each piece a start (Q and K in flight, S_0 alone) and a partial written
+ * to and read from global memory (68 KB at D = 128); below this many key tiles per work tile
+ * that costs more than the last round's idle SMs. */
+constexpr long long SK_MIN_KEY_TILES = 16;
+
+static bool streamk(const attn_problem *p)
+{
+    return !p->causal && p->head_dim == 128;
+}
+
+static size_t sk_bytes(long long blocks, int d)
+{
+    return sk_counter_bytes((unsigned)blocks) + (size_t)blocks * 2 * sk_partial_bytes(d);
+}
+
+static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
+
+/* The backward's query rows, padded to whole tiles of BwdTiles<D>::Br per head. */
+static size_t bwd_rows(const attn_problem *p)
+{
+    const int br = p->head_dim == 64 ? BwdTiles<64>::Br : BwdTiles<128>::Br;
+    return (size_t)p->batch * p->heads * ((p->seq_q + br - 1) / br) * br;
+}
+
+/* Forward: stream-K's partials (below). Backward: the fp32 dQ accumulator (padded rows x D), then
+ * lse2 and Di (padded rows each), then, deterministic, a turn counter per query tile. */
+static size_t workspace_bytes(const attn_problem *p, int backward)
+{
+    const int br = p->head_dim == 64 ? BwdTiles<64>::Br : BwdTiles<128>::Br;
+    if (backward)
+        return align256(bwd_rows(p) * p->head_dim * 4) + 2 * align256(bwd_rows(p) * 4) +
+               (p->deterministic ? align256(bwd_rows(p) / br * 4) : 0);
+    if (!streamk(p))
+        return 0;
+    const long long n_work = (long long)p->batch * p->heads * ((p->seq_q + 127) / 128);
+    const long long blocks = n_work < SK_MAX_GRID ? n_work : SK_MAX_GRID;
+    return blocks > 1 ? sk_bytes(blocks, p->head_dim) : 0;
+}
+
+/* The tensor map of one of Q, K, V: the [B, H, N, D] tensor seen as 3-D (D, N, B*H), innermost
+ * first, so that a box never crosses from one head into the next: rows past N of a head are
+ * out of bounds and come back as zeros (a 2-D map over B*H*N rows would hand the next head's
+ * first rows instead). Box: 64 features (128 bytes) x `rows` rows x 1 head, 128-byte swizzle,
+ * which is step 07's smem layout, atom by atom. */
+static void *encode_cache;   /* cuTensorMapEncodeTiled, once step_driver_fn finds it */
+
+static attn_status make_map(PFN_cuTensorMapEncodeTiled_v12000 encode, CUtensorMap *map,
+                            const void *ptr, int bh, int n, int d, int rows)
+{
+    const cuuint64_t dim[3] = {(cuuint64_t)d, (cuuint64_t)n, (cuuint64_t)bh};
+    const cuuint64_t stride[2] = {(cuuint64_t)d * 2, (cuuint64_t)n * d * 2};   /* bytes, dims 1, 2 */
+    const cuuint32_t box[3] = {64, (cuuint32_t)rows, 1};
+    const cuuint32_t elem_stride[3] = {1, 1, 1};
+    const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void *>(ptr),
+                              dim, stride, box, elem_stride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? ATTN_OK : ATTN_ERR_CUDA;
+}
+
+template <int D, int NWG, int Bc, bool SPLIT>
+static attn_status launch(const attn_problem *p, const void *q, const void *k, const void *v,
+                          void *o, float *lse, void *ws, cudaStream_t stream)
+{
+    constexpr int Br = 64 * NWG;
+    /* The driver's encoder, reached through the runtime (no -lcuda), kept once found */
+    const auto encode = (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn(
+        &encode_cache, "cuTensorMapEncodeTiled", 12000);
+    if (!encode)
+        return ATTN_ERR_CUDA;
+    const int bh = p->batch * p->heads;
+    CUtensorMap tmQ, tmK, tmV;
+    if (make_map(encode, &tmQ, q, bh, p->seq_q, D, Br) != ATTN_OK ||
+        make_map(encode, &tmK, k, bh, p->seq_k, D, Bc) != ATTN_OK ||
+        make_map(encode, &tmV, v, bh, p->seq_k, D, Bc) != ATTN_OK)
+        return ATTN_ERR_CUDA;
+    /* Q, STAGES K and V stages, the mbarriers, plus 1 KB to align the base to a swizzle line */
+    constexpr size_t smem = tile_bytes<D>(Br) + 2 * STAGES * tile_bytes<D>(Bc) +
+                            8 * (2 + 4 * STAGES) + 1024;
+    auto kernel = attention_fwd<D, NWG, Bc, SPLIT>;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
+        cudaSuccess)
+        return ATTN_ERR_CUDA;
+    /* Not causal: one block per SM (persistent). Causal: one block per work tile. */
+    const long long n_work = (long long)bh * ((p->seq_q + Br - 1) / Br);
+    long long blocks = n_work;
+    if (!p->causal) {
+        int dev, sms;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+            return ATTN_ERR_CUDA;
+        blocks = n_work < sms ? n_work : sms;
+    }
+    /* Work tiles [0, n_dp) go whole; with stream-K the last full round and the remainder are
+     * cut into equal ranges of key tiles (none when the tiles fill the rounds exactly). H200,
+     * N = 4096, B*H = 32: 1024 tiles on 132 blocks, 6 rounds whole, 232 tiles cut into 132
+     * ranges of 45.7 key tiles (26 of 160 keys per work tile: use_bc_alt). */
+    long long n_dp = n_work;
+    const long long n_kt = (p->seq_k + Bc - 1) / Bc;
+    if (SPLIT && n_work > blocks && n_work % blocks != 0 && blocks <= SK_MAX_GRID &&
+        n_kt >= SK_MIN_KEY_TILES && (n_work % blocks + blocks) * n_kt < (1ll << 32)) {
+        n_dp = (n_work / blocks - 1) * blocks;
+        /* the counters start at 0 (the workspace comes undefined); the partials need nothing */
+        if (!ws || cudaMemsetAsync(ws, 0, sk_counter_bytes((unsigned)blocks), stream) != cudaSuccess)
+            return ATTN_ERR_CUDA;
+    }
+    /* Heads per section of the work order: 1 when not causal; when causal, as many heads as
+     * have their K and V in 2/3 of L2 (at least 1), then as even as one G allows,
+     * G = ceil(B*H / sections): a short last section would end the run on its heavy tiles.
+     * H200 (60 MB of L2), B*H = 32: 32 heads per section at N = 4096, D = 64; 16 at D = 128; 5
+     * at N = 16384, D = 128 (5 * 6 + 2). */
+    int l2 = 0;
+    if (p->causal) {
+        int dev;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess)
+            return ATTN_ERR_CUDA;
+    }
+    const size_t kv_head = (size_t)p->seq_k * D * 2 * sizeof(bf16);
+    size_t G = (size_t)l2 * 2 / 3 / kv_head;
+    G = G < 1 ? 1 : G > (size_t)bh ? (size_t)bh : G;
+    const size_t sections = (bh + G - 1) / G;
+    G = (bh + sections - 1) / sections;
+    const float c = p->scale * 1.4426950408889634f;   /* scale * log2(e): exp2 in the loop */
+    kernel<<<(unsigned)blocks, (NWG + 1) * WG, smem, stream>>>(
+        tmQ, tmK, tmV, (bf16 *)o, lse, bh, (unsigned)G, (unsigned)n_dp, ws, p->seq_q, p->seq_k, c,
+        p->scale, p->causal);
+    return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
+}
+
+/* D = 128, not causal: the key tile per problem. Keys come in whole tiles, so the ragged last one
+ * costs as much as a full one: N = 4096 is 24 tiles of 176 (4224 keys computed, 3.1% waste) or 26
+ * of 160 (4160, 1.6%). A tile of Bc keys costs about Bc + BC_TILE_COST keys' time (the per-tile
+ * work that does not shrink with Bc: the turns, the waits, the O rescale); fitted on the H200,
+ * this picks 160 at N = 2048 and 4096 of the standard sweep and 176 elsewhere. */
+constexpr long long BC_TILE_COST = 16;
+
+static bool use_bc_alt(int nk)
+{
+    constexpr long long a = Tiles<128>::Bc_alt, f = Tiles<128>::Bc_full;
+    return (nk + a - 1) / a * (a + BC_TILE_COST) < (nk + f - 1) / f * (f + BC_TILE_COST);
+}
+
+/* D = 64: 192-row tiles pay where the grid runs at least two rounds of them. With fewer, the
+ * last round leaves SMs idle for a whole tile of 192 rows: N = 1024, B*H = 32 is 192 tiles on
+ * 132 SMs, 1.45 rounds, and 256 tiles of 128 rows (1.94 rounds) finish sooner. */
+static attn_status few_tiles(const attn_problem *p, bool *few)
+{
+    int dev, sms;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return ATTN_ERR_CUDA;
+    *few = (long long)p->batch * p->heads * ((p->seq_q + 191) / 192) < 2ll * sms;
+    return ATTN_OK;
+}
+
+static attn_status forward(const attn_problem *p, const void *q, const void *k, const void *v,
+                           void *o, float *lse, void *workspace, cudaStream_t stream)
+{
+    attn_status s = step_check_forward(supports, workspace_bytes, p, q, k, v, o, lse, workspace);
+    if (s != ATTN_OK)
+        return s;
+    if (step_device_cc() != 90)   /* TMA maps, wgmma, setmaxnreg: sm_90a only; never launch */
+        return ATTN_ERR_UNSUPPORTED;   /* elsewhere, and never touch the driver API there */
+    if (p->head_dim == 64) {
+        using T = Tiles<64>;
+        bool few;
+        if ((s = few_tiles(p, &few)) != ATTN_OK)
+            return s;
+        if (few)
+            return p->causal
+                       ? launch<64, T::NWG_few, T::Bc, false>(p, q, k, v, o, lse, workspace, stream)
+                       : launch<64, T::NWG_few, T::Bc_few_full, false>(p, q, k, v, o, lse,
+                                                                        workspace, stream);
+        return p->causal
+                   ? launch<64, T::NWG, T::Bc, false>(p, q, k, v, o, lse, workspace, stream)
+                   : launch<64, T::NWG, T::Bc_full, false>(p, q, k, v, o, lse, workspace, stream);
+    }
+    using T = Tiles<128>;
+    if (p->causal)
+        return launch<128, T::NWG, T::Bc, false>(p, q, k, v, o, lse, workspace, stream);
+    return use_bc_alt(p->seq_k)
+               ? launch<128, T::NWG, T::Bc_alt, true>(p, q, k, v, o, lse, workspace, stream)
+               : launch<128, T::NWG, T::Bc_full, true>(p, q, k, v, o, lse, workspace, stream);
+}
+
+/* Causal: how many heads a section of blocks takes. Key tile 0 of every head first is the order
+ * that ends well (the longest blocks start first, the last ones are short), but with every head
+ * in flight their Q, dO and dQ accumulators do not fit in L2 together (N = 16384, 32 heads:
+ * 512 MB). Sections of a few heads keep fewer in flight; the price is that a section's long
+ * blocks start only when the section does, so a late section's may end after everything else.
+ * With n sections the last one starts near (1 - 1/n) of the time and its longest block takes
+ * n_mt tiles of the W each SM does in all: n < W / n_mt keeps it inside; one less than the
+ * largest such n leaves a margin. N = 4096 (B*H = 32, D = 128, 132 SMs): n_mt = 64 query tiles,
+ * W = 256, 3 sections of 11 heads; N = 16384: n_mt = 256, W = 4003, 11 sections of 3 heads. */
+static attn_status bwd_heads_per_section(int *hps, int bh, int n_kt, int n_mt, int Br)
+{
+    int dev, sms;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return ATTN_ERR_CUDA;
+    long long tiles = 0;   /* (key tile, query tile) pairs of one head */
+    for (int kt = 0; kt < n_kt; kt++)
+        tiles += n_mt - (kt * BWD_BC / Br < n_mt ? kt * BWD_BC / Br : n_mt);
+    const long long n = tiles * bh / ((long long)sms * n_mt) - 1;
+    *hps = n > 1 ? (int)((bh + n - 1) / n) : bh;
+    return ATTN_OK;
+}
+
+template <int D>
+static attn_status bwd_launch(const attn_problem *p, const void *q, const void *k, const void *v,
+                              const void *o, const float *lse, const void *d_o, void *dq,
+                              void *dk, void *dv, void *workspace, cudaStream_t stream)
+{
+    const auto encode = (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn(
+        &encode_cache, "cuTensorMapEncodeTiled", 12000);
+    if (!encode)
+        return ATTN_ERR_CUDA;
+    const int bh = p->batch * p->heads;
+    CUtensorMap tmQ, tmK, tmV, tmdO;
+    constexpr int Br = BwdTiles<D>::Br;
+    if (make_map(encode, &tmQ, q, bh, p->seq_q, D, Br) != ATTN_OK ||
+        make_map(encode, &tmK, k, bh, p->seq_k, D, BWD_BC) != ATTN_OK ||
+        make_map(encode, &tmV, v, bh, p->seq_k, D, BWD_BC) != ATTN_OK ||
+        make_map(encode, &tmdO, d_o, bh, p->seq_q, D, Br) != ATTN_OK)
+        return ATTN_ERR_CUDA;
+    const int n_mt = (p->seq_q + Br - 1) / Br, n_kt = (p->seq_k + BWD_BC - 1) / BWD_BC;
+    const size_t rows = bwd_rows(p);
+    float *dq_acc = (float *)workspace;
+    float *lse2 = (float *)((char *)workspace + align256(rows * D * 4));
+    float *Di = (float *)((char *)lse2 + align256(rows * 4));
+    int *dq_turns = p->deterministic ? (int *)((char *)Di + align256(rows * 4)) : nullptr;
+
+    /* 1. Di, lse2, dq_acc = 0; deterministic, every query tile's turn 0 */
+    if (dq_turns && cudaMemsetAsync(dq_turns, 0, rows / Br * 4, stream) != cudaSuccess)
+        return ATTN_ERR_CUDA;
+    bwd_preprocess<D><<<(unsigned)((rows * (D / 8) + 255) / 256), 256, 0, stream>>>(
+        (const bf16 *)d_o, (const bf16 *)o, lse, lse2, Di, dq_acc, rows, p->seq_q, n_mt * Br);
+    if (cudaGetLastError() != cudaSuccess)
+        return ATTN_ERR_CUDA;
+    /* 2. dK, dV; dS K into dq_acc, in the shared memory BwdSmem lays out */
+    constexpr size_t smem = BwdSmem<D>::BYTES;
+    int hps = bh;
+    if (p->causal && bwd_heads_per_section(&hps, bh, n_kt, n_mt, Br) != ATTN_OK)
+        return ATTN_ERR_CUDA;
+    /* the kernel compiled without the mask where no pair is masked (BwdTiles::UNMASKED); the
+     * deterministic one, with dQ's adds in turns (DET), masked always */
+    auto kernel = p->deterministic ? bwd_main<D, true, true> : bwd_main<D, true, false>;
+    if constexpr (BwdTiles<D>::UNMASKED)
+        if (!p->causal && p->seq_k % BWD_BC == 0 && !p->deterministic)
+            kernel = bwd_main<D, false, false>;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
+        cudaSuccess)
+        return ATTN_ERR_CUDA;
+    int dev, sms;   /* det2_group's waves, and the most blocks of a group */
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return ATTN_ERR_CUDA;
+    kernel<<<(unsigned)((size_t)n_kt * bh), 3 * WG, smem, stream>>>(
+        tmQ, tmK, tmV, tmdO, lse2, Di, dq_acc, dq_turns, (bf16 *)dk, (bf16 *)dv, bh, p->seq_q,
+        p->seq_k, p->scale * LOG2E, p->scale, p->causal, hps, sms);
+    if (cudaGetLastError() != cudaSuccess)
+        return ATTN_ERR_CUDA;
+    /* 3. dQ = scale dq_acc, to bf16 */
+    bwd_convert_dq<<<(unsigned)(rows * D / BWD_DQ_FLOATS), 256, 0, stream>>>(
+        dq_acc, (bf16 *)dq, n_mt * (Br / 64), p->seq_q, D, p->scale);
+    return cudaGetLastError() == cudaSuccess ? ATTN_OK : ATTN_ERR_CUDA;
+}
+
+static attn_status backward(const attn_problem *p, const void *q, const void *k, const void *v,
+                            const void *o, const float *lse, const void *d_o, void *dq, void *dk,
+                            void *dv, void *workspace, cudaStream_t stream)
+{
+    attn_status s = step_check_backward(supports, workspace_bytes, p, q, k, v, o, lse, d_o, dq,
+                                        dk, dv, workspace);
+    if (s != ATTN_OK)
+        return s;
+    if (step_device_cc() != 90)   /* TMA, wgmma, setmaxnreg, bulk reduce: sm_90a only */
+        return ATTN_ERR_UNSUPPORTED;
+    return p->head_dim == 64
+               ? bwd_launch<64>(p, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream)
+               : bwd_launch<128>(p, q, k, v, o, lse, d_o, dq, dk, dv, workspace, stream);
+}
+
+extern "C" const attn_step attn_step_info = {
+    "13_backward_wgmma",
+    "the Hopper backward: per key tile, wgmma for S^T, dP^T, dV, dK, dQ; TMA ring, producer warpgroup, dQ by bulk reduce-add",
+    supports, workspace_bytes, forward, backward, nullptr, 90, 90,
+    "needs a Hopper GPU (sm_90a): TMA, wgmma, setmaxnreg",
+};
