@@ -16,7 +16,7 @@
 #      asserts it bitwise repeatable over 4 runs on 2 streams (gpu_det.txt); compute-sanitizer
 #      memcheck, racecheck and synccheck on two ragged shapes per step (sanitize.txt)
 set -u
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../../.." || exit 2
 o=${1:?usage: det80.sh OUT}
 mkdir -p "$o" /tmp/d80
 . bench/experiments/tools/candidates.sh
@@ -41,6 +41,7 @@ ab_ratios "$o/ab.csv" | tee -a "$o/summary.txt"
 {
     cs=/usr/local/cuda/bin/compute-sanitizer
     for st in "13 1,2,129,300,128" "13 2,3,65,1000,128" "14 1,8,129,300,128,2" "14 2,8,65,1000,128,4"; do
+        # shellcheck disable=SC2086   # "STEP SHAPE": two words
         set -- $st
         for tool in memcheck racecheck synccheck; do
             out=$(timeout -k 5 120 $cs --tool $tool --error-exitcode 99 build/attn run --step $1 --shape $2 \

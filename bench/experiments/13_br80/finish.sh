@@ -11,7 +11,7 @@
 #   3. Nsight Compute on bwd_main at 4,8,4096,4096,128 and 4,8,4096,4096,64, not causal, the
 #      metrics of ../13_fa4_profile/ncu.sh, beside FlashAttention-4's profile there (ncu.txt).
 set -u
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../../.." || exit 2
 o=${1:?usage: finish.sh OUT}
 mkdir -p "$o"
 . bench/experiments/tools/candidates.sh
