@@ -75,17 +75,9 @@ bars)
     fa4_install "$o"
     tail -n 1 "$o/fa4_install.txt"
     d=build/steps
-    sha=$(cat .git-sha 2>/dev/null)
     bars_run "$o" "$d" "steps 12 and 13 as committed (TMA_O at D = 128)"
-    t0=$SECONDS log=$o/bench.log
-    { echo "commit $sha, steps as committed"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$log"
-    ATTN_STEPS_DIR=$d ATTN_SWEEPS_FILE=/tmp/sweeps_fwd ATTN_GIT_SHA=$sha timeout 300 build/attn bench \
-        --sweep standard --steps 12,13 --out $o/standard.csv 2>>$log
-    echo "== attn bench rc $? at $((SECONDS - t0)) s" >>$log
-    ATTN_SWEEPS_FILE=/tmp/sweeps_fwd timeout 200 python3 bench/peer_sdpa.py --sweep standard \
-        --backends flash,cudnn,fa4 --out $o/peers_standard.csv 2>>$log
-    echo "== peers rc $? at $((SECONDS - t0)) s" >>$log
-    grep '^==\|rc ' $log $o/bars.log
+    standard_run "$o" fwd 12,13
+    grep '^==\|rc ' "$o/bench.log" "$o/bars.log"
     (cd "$o" && tar -czf results.tar.gz ./*.csv ./*.log ./*.txt && ls -la)
     ;;
 *) sed -n 2,25p "$0"; exit 2 ;;

@@ -118,17 +118,9 @@ bars)
     o=${2:?usage: run.sh bars OUT}
     fa4_install "$o"
     tail -n 1 "$o/fa4_install.txt"
-    sha=$(cat .git-sha 2>/dev/null)
     bars_run "$o" build/steps "steps 13 and 14 as committed (80-row query tiles, D = 128 not causal)"
-    t0=$SECONDS log=$o/bench.log
-    { echo "commit $sha, steps as committed"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$log"
-    ATTN_SWEEPS_FILE=/tmp/sweeps_bwd ATTN_GIT_SHA=$sha timeout 300 build/attn bench \
-        --sweep standard --steps 13 --out $o/standard.csv 2>>$log
-    echo "== attn bench rc $? at $((SECONDS - t0)) s" >>$log
-    ATTN_SWEEPS_FILE=/tmp/sweeps_bwd timeout 200 python3 bench/peer_sdpa.py --sweep standard \
-        --backends flash,cudnn,fa4 --out $o/peers_standard.csv 2>>$log
-    echo "== peers rc $? at $((SECONDS - t0)) s" >>$log
-    grep '^==\|rc ' $log $o/bars.log
+    standard_run "$o" bwd 13
+    grep '^==\|rc ' "$o/bench.log" "$o/bars.log"
     (cd "$o" && tar -czf results.tar.gz ./*.csv ./*.log ./*.txt && ls -la)
     ;;
 suite)

@@ -14,6 +14,10 @@
 #   bars_run OUT DIR LINE        with ATTN_STEPS_DIR=DIR: attn bench --sweep bars, step 12's forward
 #                                and step 13's backward, then SDPA cuDNN and FlashAttention-4 in
 #                                the same call: OUT/bars.csv, peers_bars.csv, bars.log (LINE first)
+#   standard_run OUT PASS STEPS  (after bars_run, which writes /tmp/sweeps_fwd and _bwd) with
+#                                build/steps: attn bench --sweep standard of STEPS (e.g. 12,13),
+#                                PASS fwd or bwd only, then SDPA flash, cuDNN and FlashAttention-4
+#                                on the same: OUT/standard.csv, peers_standard.csv, bench.log
 #   flag FILE D NAME FROM TO     sets BwdTiles<D>'s flag NAME from FROM to TO in FILE (sed)
 #   sass_counts REGEX N SO...    per build: the loop length of the kernels matching REGEX whose
 #                                trip holds N wgmmas (tools/sass_loop.py; needs cuobjdump)
@@ -110,6 +114,18 @@ bars_run() {
     timeout -k 5 200 python3 bench/peer_sdpa.py --sweep bars --backends cudnn,fa4 --out "$o/peers_bars.csv" \
         2>"$o/peers.log"
     echo "peers rc $?" | tee -a "$o/bars.log"
+}
+
+standard_run() {
+    local o=$1 sw=/tmp/sweeps_$2 sha t0=$SECONDS log=$1/bench.log
+    sha=$(cat .git-sha 2>/dev/null)
+    { echo "commit $sha, steps as committed"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$log"
+    ATTN_SWEEPS_FILE=$sw ATTN_GIT_SHA=$sha timeout 300 build/attn bench --sweep standard --steps "$3" \
+        --out "$o/standard.csv" 2>>"$log"
+    echo "== attn bench rc $? at $((SECONDS - t0)) s" >>"$log"
+    ATTN_SWEEPS_FILE=$sw timeout 200 python3 bench/peer_sdpa.py --sweep standard \
+        --backends flash,cudnn,fa4 --out "$o/peers_standard.csv" 2>>"$log"
+    echo "== peers rc $? at $((SECONDS - t0)) s" >>"$log"
 }
 
 sass_counts() {
