@@ -31,6 +31,7 @@ top_shapes=(
     "1,2,130,1000,128"            # the key tile 176 in step 11 (use_bc_alt picks 160 for 300 keys above)
     "1,133,1,3000,128 --causal"   # causal: 133 heads in 5 sections of 27, the last short
     "1,64,64,1400,128 --causal"   # causal: 64 heads of 64-row tiles in 2 sections of 32
+    "1,140,260,65,64 --causal"    # causal, D = 64: 280 tiles of 192 rows from the counter (12 on)
 )
 gqa_shapes=(
     "1,4,129,257,128,1 --causal"  # multi-query: a backward block walks 4 heads; the last key tile none

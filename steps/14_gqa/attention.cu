@@ -242,10 +242,16 @@ __device__ __forceinline__ uint32_t opaque_zero()
     return z;
 }
 
-/* A 4-byte store to shared memory, at a byte address (smem_u32's). */
+/* A 4-byte store to shared memory, at a byte address (smem_u32's), and a load. */
 __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v)
 {
     asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ uint32_t ld_shared_u32(uint32_t addr)
+{
+    uint32_t v;
+    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+    return v;
 }
 
 /* TMA tile store: the box at coordinates (c0, c1, c2) of the map from shared memory at src, in
@@ -279,8 +285,8 @@ struct WorkTile {
  * sec = w / (G Tq), r = w % (G Tq) and h is the section's number of heads (G, or fewer in a
  * short last section). G = 1 (not causal) is head-major; G > 1 (causal) spreads the heavy tiles
  * of G heads over the SMs first.
- * Block b takes work tiles b, b + gridDim.x, ... of [0, n_dp) whole (causal: one block per work
- * tile, so just w = b). With SPLIT (stream-K), the rest, n_work - n_dp tiles (the last full round
+ * Block b takes work tiles b, b + gridDim.x, ... of [0, n_dp) whole (causal: its first tile is b,
+ * then the counter's, DYN in the kernel). With SPLIT (stream-K), the rest, n_work - n_dp tiles (the last full round
  * and the remainder), are cut: their key tiles, all (n_work - n_dp) * n_kt of them in work
  * order, make gridDim.x equal ranges [lo, hi), one per block. A range is at least n_kt long, so a
  * work tile is cut at most once, between blocks b and b + 1: its head piece ends block b, its
@@ -306,6 +312,7 @@ template <int Br, int Bc, bool SPLIT> struct TileScheduler {
     }
 
     __device__ unsigned count() const { return n_pieces; }
+    __device__ unsigned n_work() const { return BH * Tq; }
     __device__ bool last(unsigned k) const { return k + 1 == n_pieces; }
 
     /* work tile w, whole: causal, its key tiles end at its last visible key, q0 + Br - 1 */
@@ -338,12 +345,12 @@ template <int Br, int Bc, bool SPLIT> struct TileScheduler {
     }
 };
 
-/* grid: one block per SM when not causal (persistent), one per work tile when causal; block: NWG
+/* grid: one block per SM (persistent; DYN, causal: tiles from the counter in ws); block: NWG
  * consumer warpgroups (0 .. NWG-1) + one producer warpgroup (NWG). Q: a tensor map over
  * [B*H, Nq, D] bf16, K, V: over [B*H_kv, Nk, D]; query head bh reads K/V head bh / group (group =
  * H / H_kv query heads per K/V head). O: [B, H, Nq, D] bf16; lse: [B, H, Nq] float; ws: stream-K's
  * workspace. */
-template <int D, int NWG, int Bc, bool SPLIT>
+template <int D, int NWG, int Bc, bool SPLIT, bool DYN>
 __global__ void __launch_bounds__((NWG + 1) * WG, 1)
 attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
               const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO,
@@ -369,6 +376,10 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
     const uint32_t bar_q = sO + (Tiles<D>::TMA_O ? tile_bytes<D>(Br) : 0), empty_q = bar_q + 8,
                    full_k = empty_q + 8, full_v = full_k + 8 * STAGES,
                    empty_k = full_v + 8 * STAGES, empty_v = empty_k + 8 * STAGES;
+    /* DYN: the number of the work tile whose Q is loading, for the consumers: the producer
+     * writes it before its arrive on bar_q, each consumer warp's lane 0 reads it after its wait
+     * on bar_q, and the producer writes the next one after its wait on empty_q */
+    const uint32_t slot = empty_v + 8 * STAGES;
 
     const int tid = threadIdx.x, wg = tid / WG, warp = (tid % WG) / 32, lane = tid % 32;
     const int g = lane / 4, t = lane % 4;
@@ -413,14 +424,29 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             /* it counts K/V tiles over the block's whole life: the ring runs on across work
              * tiles, so the next tile's first K and V load while this one finishes. */
             int it = 0;
-            for (unsigned k = 0; k < sched.count(); k++) {
-                const WorkTile w = sched.get(k);
+            unsigned wi = blockIdx.x;   /* DYN: the work tile's number; the first is the block's */
+            for (unsigned k = 0; DYN || k < sched.count(); k++) {
                 /* the single Q buffer: the k-th load waits for the (k-1)-th release */
                 mbar_wait(empty_q, (k & 1) ^ 1);
+                if (DYN) {
+                    st_shared_u32(slot, wi);
+                    if (wi >= sched.n_work()) {   /* no more work: the consumers read it, leave */
+                        mbar_arrive(bar_q);
+                        break;
+                    }
+                }
+                const WorkTile w = DYN ? sched.tile(wi) : sched.get(k);
                 mbar_arrive_expect_tx(bar_q, tile_bytes<D>(Br));
                 load_tile<Br, D>(sQ, &tmQ, w.q0, w.bh, bar_q);
                 for (int j = 0; j < w.n_tiles; j++, it++)
                     load_kv(w, j, it);
+                /* DYN: the next work tile is the next number of a counter that every block
+                 * shares (zeroed by launch()), taken now, with this tile's last loads issued and
+                 * its consumers about two key tiles from done: tiles go out heaviest first to
+                 * whichever block frees up first, as the hardware hands out the blocks of a grid,
+                 * and the atomic's latency hides under those two tiles. */
+                if (DYN)
+                    wi = gridDim.x + atomicAdd(reinterpret_cast<unsigned *>(ws), 1u);
             }
         }
         return;   /* copies in flight complete on the mbarriers; the block lives on */
@@ -463,8 +489,17 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         named_bar_arrive(1, 2 * WG);   /* warpgroup 0 goes first */
 
     int it = 0;
-    for (unsigned k = 0; k < sched.count(); k++) {
-        const WorkTile w = sched.get(k);
+    for (unsigned k = 0; DYN || k < sched.count(); k++) {
+        unsigned wi = 0;
+        if (DYN) {   /* Q has landed, and its work tile's number with it (past the end: done) */
+            mbar_wait(bar_q, k & 1);
+            if (lane == 0)
+                wi = ld_shared_u32(slot);
+            wi = __shfl_sync(0xffffffffu, wi, 0);
+            if (wi >= sched.n_work())
+                break;
+        }
+        const WorkTile w = DYN ? sched.tile(wi) : sched.get(k);
         const int wg_row0 = w.q0 + 64 * wg;   /* first query row of this warpgroup */
         const int row[2] = {wg_row0 + 16 * warp + g, wg_row0 + 16 * warp + g + 8};   /* a = 0, 1 */
         float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, alpha[2];
@@ -479,7 +514,8 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         };
 
         /* Prologue: S_0 = Q K_0^T; its softmax. */
-        mbar_wait(bar_q, k & 1);
+        if (!DYN)
+            mbar_wait(bar_q, k & 1);
         wait_full(full_k, it);
 
         my_turn();
@@ -547,7 +583,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         wgmma_fence();
         issue_pv<D, Bc>(o, p, sV + ((it + w.n_tiles - 1) % STAGES) * KV);
         wgmma_commit();
-        your_turn(sched.last(k));
+        your_turn(!DYN && sched.last(k));
         wgmma_wait<0>();
         reg_fence(o);
         release(empty_v, it + w.n_tiles - 1);
@@ -663,6 +699,10 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
                 lseb[row[a]] = m[a] * scale + logf(l[a]);
         }
     }
+    /* DYN: the last warpgroup handed the turn on after its last issue, not knowing it was the
+     * last; warpgroup 0 takes that turn, so that barrier 1 ends with no arrival pending */
+    if (DYN && wg == 0)
+        my_turn();
     if (Tiles<D>::TMA_O && lane == 0)
         bulk_wait<0>();   /* the block's shared memory must outlive the stores that read it */
 }
@@ -1694,11 +1734,6 @@ constexpr long long SK_MAX_GRID = 144;
  * that costs more than the last round's idle SMs. */
 constexpr long long SK_MIN_KEY_TILES = 16;
 
-static bool streamk(const attn_problem *p)
-{
-    return !p->causal;
-}
-
 static size_t sk_bytes(long long blocks, int d)
 {
     return sk_counter_bytes((unsigned)blocks) + (size_t)blocks * 2 * sk_partial_bytes(d);
@@ -1733,8 +1768,8 @@ static size_t workspace_bytes(const attn_problem *p, int backward)
     if (backward)
         return align256(bwd_rows(p) * p->head_dim * 4) + 2 * align256(bwd_rows(p) * 4) +
                (p->deterministic ? align256(bwd_rows(p) / br * 4) : 0);
-    if (!streamk(p))
-        return 0;
+    if (p->causal)
+        return sizeof(unsigned);   /* DYN's counter */
     const long long n_work = (long long)p->batch * p->heads * ((p->seq_q + 127) / 128);
     const long long blocks = n_work < SK_MAX_GRID ? n_work : SK_MAX_GRID;
     return blocks > 1 ? sk_bytes(blocks, p->head_dim) : 0;
@@ -1761,7 +1796,7 @@ static attn_status make_map(PFN_cuTensorMapEncodeTiled_v12000 encode, CUtensorMa
     return r == CUDA_SUCCESS ? ATTN_OK : ATTN_ERR_CUDA;
 }
 
-template <int D, int NWG, int Bc, bool SPLIT>
+template <int D, int NWG, int Bc, bool SPLIT, bool DYN>
 static attn_status launch(const attn_problem *p, const void *q, const void *k, const void *v,
                           void *o, float *lse, void *ws, cudaStream_t stream)
 {
@@ -1782,15 +1817,15 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
      * swizzle line */
     constexpr size_t smem = (Tiles<D>::TMA_O ? 2 : 1) * tile_bytes<D>(Br) +
                             2 * STAGES * tile_bytes<D>(Bc) +
-                            8 * (2 + 4 * STAGES) + 1024;
-    auto kernel = attention_fwd<D, NWG, Bc, SPLIT>;
+                            8 * (2 + 4 * STAGES) + 8 + 1024;
+    auto kernel = attention_fwd<D, NWG, Bc, SPLIT, DYN>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
         cudaSuccess)
         return ATTN_ERR_CUDA;
-    /* Not causal: one block per SM (persistent). Causal: one block per work tile. */
+    /* One block per SM (persistent): not causal a fixed share, causal (DYN) from a counter. */
     const long long n_work = (long long)bh * ((p->seq_q + Br - 1) / Br);
     long long blocks = n_work;
-    if (!p->causal) {
+    if (!p->causal || DYN) {
         int dev, sms;
         if (cudaGetDevice(&dev) != cudaSuccess ||
             cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
@@ -1802,6 +1837,8 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
      * N = 4096, B*H = 32: 1024 tiles on 132 blocks, 6 rounds whole, 232 tiles cut into 132
      * ranges of 45.7 key tiles (26 of 160 keys per work tile). */
     long long n_dp = n_work;
+    if (DYN && (!ws || cudaMemsetAsync(ws, 0, sizeof(unsigned), stream) != cudaSuccess))
+        return ATTN_ERR_CUDA;   /* the counter starts at 0 (the workspace comes undefined) */
     const long long n_kt = (p->seq_k + Bc - 1) / Bc;
     if (SPLIT && n_work > blocks && n_work % blocks != 0 && blocks <= SK_MAX_GRID &&
         n_kt >= SK_MIN_KEY_TILES && (n_work % blocks + blocks) * n_kt < (1ll << 32)) {
@@ -1862,17 +1899,17 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
             return s;
         if (few)
             return p->causal
-                       ? launch<64, T::NWG_few, T::Bc, false>(p, q, k, v, o, lse, workspace, stream)
-                       : launch<64, T::NWG_few, T::Bc_few_full, false>(p, q, k, v, o, lse,
+                       ? launch<64, T::NWG_few, T::Bc, false, true>(p, q, k, v, o, lse, workspace, stream)
+                       : launch<64, T::NWG_few, T::Bc_few_full, false, false>(p, q, k, v, o, lse,
                                                                         workspace, stream);
         return p->causal
-                   ? launch<64, T::NWG, T::Bc, false>(p, q, k, v, o, lse, workspace, stream)
-                   : launch<64, T::NWG, T::Bc_full, true>(p, q, k, v, o, lse, workspace, stream);
+                   ? launch<64, T::NWG, T::Bc, false, true>(p, q, k, v, o, lse, workspace, stream)
+                   : launch<64, T::NWG, T::Bc_full, true, false>(p, q, k, v, o, lse, workspace, stream);
     }
     using T = Tiles<128>;
     if (p->causal)
-        return launch<128, T::NWG, T::Bc, false>(p, q, k, v, o, lse, workspace, stream);
-    return launch<128, T::NWG, T::Bc_full, true>(p, q, k, v, o, lse, workspace, stream);
+        return launch<128, T::NWG, T::Bc, false, true>(p, q, k, v, o, lse, workspace, stream);
+    return launch<128, T::NWG, T::Bc_full, true, false>(p, q, k, v, o, lse, workspace, stream);
 }
 
 /* Causal: how many heads a section of blocks takes. Key tile 0 of every head first is the order
