@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The dynamic causal grid landed (steps 12-14 as committed): what its A/B (run.sh) did not cover.
+# On the H200; carry .carry (the builds, .device-libs) and FlashAttention-4's share of the call
+# (build/fa4s1 in the first, build/fa4s2 in the second); LD_LIBRARY_PATH=$PWD/.device-libs.
+#   land.sh checks OUT   (~6 min) the GPU suite; attn check --forward of steps 13 and 14 (their
+#                        forward is step 12's, DYN included); compute-sanitizer's three tools on
+#                        steps 13 and 14's forward at the causal shapes that reach the counter;
+#                        the Python door's tests and training demo
+#   land.sh bars OUT     (~8 min) FlashAttention-4 installed (both calls' shares unpacked), the
+#                        bars sweep (step 12's forward, step 13's backward, cuDNN and FA4 in the
+#                        same call), then the standard sweep's forward rows of steps 12 and 13
+#                        with SDPA flash, cuDNN and FA4 on the same shapes
+set -u
+cd "$(dirname "$0")/../../.." || exit 2
+mode=${1:?usage: land.sh checks|bars OUT}
+o=${2:?usage: land.sh checks|bars OUT}
+mkdir -p "$o"
+# shellcheck source=../tools/candidates.sh
+. bench/experiments/tools/candidates.sh
+cs=/usr/local/cuda/bin/compute-sanitizer
+case $mode in
+checks)
+    { timeout -k 5 330 build/tests/gpu --verbose; echo "[exit status $?]"; } >"$o/gpu_tests.txt" 2>&1 &
+    for s in 13 14; do
+        { timeout -k 5 320 build/attn check --steps "$s" --forward; echo "[exit status $?]"; } \
+            >"$o/check_$s.txt" 2>&1 &
+    done
+    for tool in memcheck racecheck synccheck; do
+        for s in 13 14; do
+            for sh in "1,140,260,65,64 --causal" "1,133,1,3000,128 --causal" "1,64,64,1400,128 --causal" \
+                      "1,2,129,127,64 --causal" "1,1,300,65,128 --causal"; do
+                # shellcheck disable=SC2086
+                out=$(timeout 120 "$cs" --tool "$tool" --error-exitcode 99 build/attn run --step "$s" \
+                      --shape $sh --dtype bf16 --reps 1 2>&1)
+                rc=$?
+                echo "step $s $tool --forward $sh: rc $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' <<<"$out" | tail -1); $(grep -E -- '-> (PASS|FAIL)' <<<"$out" | tail -1)"
+            done
+        done >"$o/sanitize_$tool.txt" 2>&1 &
+    done
+    {
+        timeout -k 5 300 python3 -m pytest -q tests/test_torch.py 2>&1 | tail -4
+        echo "[exit status ${PIPESTATUS[0]}]"
+        timeout -k 5 120 python3 python/train_demo.py 2>&1 | tail -8
+        echo "[exit status ${PIPESTATUS[0]}]"
+    } >"$o/python.txt" 2>&1 &
+    wait
+    {
+        echo "gpu tests: $(grep -E 'Synthesis' "$o/gpu_tests.txt")"
+        grep -E '^\[FAIL\]|CRASH' "$o/gpu_tests.txt" | head
+        for s in 13 14; do echo "check $s: $(grep -E '^1[34]_' "$o/check_$s.txt" | tail -1) $(tail -n 1 "$o/check_$s.txt")"; done
+        for tool in memcheck racecheck synccheck; do
+            echo "sanitize $tool: $(grep -c 'rc 0;' "$o/sanitize_$tool.txt") clean of $(grep -c '^step ' "$o/sanitize_$tool.txt") runs"
+            grep '^step ' "$o/sanitize_$tool.txt" | grep -v 'rc 0;'
+        done
+        grep -E "passed|failed|mean loss|exit" "$o/python.txt"
+    } | tee "$o/summary.txt"
+    ;;
+bars)
+    fa4_install "$o"
+    tail -n 2 "$o/fa4_install.txt"
+    bars_run "$o" build/steps "the dynamic causal grid landed in steps 12-14 (bench/experiments/12_dyn_causal/land.sh bars)"
+    standard_run "$o" fwd 12,13
+    tail -n 3 "$o/bench.log"
+    ;;
+esac
