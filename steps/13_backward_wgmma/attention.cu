@@ -1785,6 +1785,14 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
                           void *o, float *lse, void *ws, cudaStream_t stream)
 {
     constexpr int Br = 64 * NWG;
+    if constexpr (DYN) {   /* at most one tile per SM: one block per tile, no counter to zero */
+        int dev, sms;      /* (its memset cost 8 % at 4,8,512,512, causal: 128 tiles, 12 us) */
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+            return ATTN_ERR_CUDA;
+        if ((long long)p->batch * p->heads * ((p->seq_q + Br - 1) / Br) <= sms)
+            return launch<D, NWG, Bc, SPLIT, false>(p, q, k, v, o, lse, ws, stream);
+    }
     /* The driver's encoder, reached through the runtime (no -lcuda), kept once found */
     const auto encode = (PFN_cuTensorMapEncodeTiled_v12000)step_driver_fn(
         &encode_cache, "cuTensorMapEncodeTiled", 12000);
