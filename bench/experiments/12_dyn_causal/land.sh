@@ -10,6 +10,12 @@
 #                        bars sweep (step 12's forward, step 13's backward, cuDNN and FA4 in the
 #                        same call), then the standard sweep's forward rows of steps 12 and 13
 #                        with SDPA flash, cuDNN and FA4 on the same shapes
+#   land.sh fix OUT      (~6 min) after the fix for tiles <= SMs: build/v15/ab of base.so (step 12
+#                        before DYN), dyn.so (DYN as first landed) and build/steps' step 12 at
+#                        causal N = 512 and 1024 (and 4096, where nothing changed); then, side by
+#                        side, the GPU suite, attn check --steps 12 --forward, bench/sanitize.sh 12
+#   land.sh standard OUT (~7 min) FlashAttention-4 installed, the standard sweep's forward rows of
+#                        steps 12 and 13 with the peers (as in bars), then the bars sweep again
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 mode=${1:?usage: land.sh checks|bars OUT}
@@ -61,5 +67,39 @@ bars)
     bars_run "$o" build/steps "the dynamic causal grid landed in steps 12-14 (bench/experiments/12_dyn_causal/land.sh bars)"
     standard_run "$o" fwd 12,13
     tail -n 3 "$o/bench.log"
+    ;;
+fix)
+    shapes=""
+    for d in 64 128; do
+        for n in 512 1024 4096; do shapes="$shapes --shape 4,8,$n,$n,$d,c"; done
+    done
+    cp build/steps/12_three_warpgroups.so /tmp/fix.so
+    # shellcheck disable=SC2086
+    timeout -k 5 120 build/v15/ab --rounds 3 --reps 20 $shapes build/var/base.so build/var/dyn.so \
+        /tmp/fix.so >"$o/ab.csv" 2>"$o/ab.log"
+    echo "ab rc $?"
+    ab_ratios "$o/ab.csv" | tee "$o/ab_ratios.txt"
+    { timeout -k 5 330 build/tests/gpu --verbose; echo "[exit status $?]"; } >"$o/gpu_tests.txt" 2>&1 &
+    { timeout -k 5 320 build/attn check --steps 12 --forward; echo "[exit status $?]"; } >"$o/check_12.txt" 2>&1 &
+    { TOOLS="memcheck synccheck" timeout -k 5 320 bench/sanitize.sh 12; echo "[exit status $?]"; } \
+        >"$o/sanitize_mem_sync.txt" 2>&1 &
+    { TOOLS=racecheck timeout -k 5 320 bench/sanitize.sh 12; echo "[exit status $?]"; } >"$o/sanitize_race.txt" 2>&1 &
+    wait
+    {
+        echo "gpu tests: $(grep -E 'Synthesis' "$o/gpu_tests.txt")"
+        echo "check 12: $(grep -E '^12_' "$o/check_12.txt" | tail -1) $(tail -n 1 "$o/check_12.txt")"
+        for f in "$o"/sanitize_*.txt; do
+            echo "$(basename "$f"): $(grep -c 'rc 0;' "$f") clean of $(grep -c '^step ' "$f") runs"
+            grep '^step ' "$f" | grep -v 'rc 0;'
+        done
+    } | tee "$o/summary.txt"
+    ;;
+standard)
+    fa4_install "$o"
+    tail -n 2 "$o/fa4_install.txt"
+    sed 's/fwd,bwd/fwd/' bench/sweeps.txt >/tmp/sweeps_fwd
+    standard_run "$o" fwd 12,13
+    tail -n 3 "$o/bench.log"
+    bars_run "$o" build/steps "the dynamic causal grid with one block per tile where tiles <= SMs (bench/experiments/12_dyn_causal/land.sh standard)"
     ;;
 esac
