@@ -11,8 +11,8 @@ if ! command -v patch >/dev/null; then
 fi
 # shellcheck disable=SC2034   # the chains name their patches under $E
 E=bench/experiments
-# No change waits for a GPU now; a new one adds its chain here ("step:patch patch ...").
-chains=()
+# A new change waiting for a GPU adds its chain here ("step:patch patch ...").
+chains=("13_backward_wgmma:$E/13_persistent/persist.patch")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
