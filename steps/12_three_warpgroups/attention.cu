@@ -68,8 +68,8 @@
  * tile skipping. Hopper only (sm_90a). One block per SM: 512 threads at D = 64, shared memory
  * 89 KB (few tiles: step 11's 384 threads, 113 KB); 384 threads at D = 128, 225 KB (Bc = 160,
  * and O's staging).
- * Workspace: causal, the counter (4 bytes); else stream-K's partials, 105 KB (D = 64) or 139 KB (D = 128) per
- * block of the grid (at most 144 blocks: 15 or 20 MB).
+ * Workspace: causal, the counter (4 bytes); else stream-K's partials, 105 KB (D = 64) or 139 KB
+ * (D = 128) per block of the grid (at most 144 blocks: 15 or 20 MB).
  *
  * Run:  build/attn run --step 12 --shape 4,8,4096,4096,64     (needs an H100 / H200)
  *       make diff A=11 B=12
@@ -313,11 +313,11 @@ struct WorkTile {
  * short last section). G = 1 (not causal) is head-major; G > 1 (causal) spreads the heavy tiles
  * of G heads over the SMs first.
  * Block b takes work tiles b, b + gridDim.x, ... of [0, n_dp) whole (causal: its first tile is b,
- * then the counter's, DYN in the kernel). With SPLIT (stream-K), the rest, n_work - n_dp tiles (the last full round
- * and the remainder), are cut: their key tiles, all (n_work - n_dp) * n_kt of them in work
- * order, make gridDim.x equal ranges [lo, hi), one per block. A range is at least n_kt long, so a
- * work tile is cut at most once, between blocks b and b + 1: its head piece ends block b, its
- * tail piece starts block b + 1, and both use slot b of the workspace. */
+ * then the counter's, DYN in the kernel). With SPLIT (stream-K), the rest, n_work - n_dp tiles
+ * (the last full round and the remainder), are cut: their key tiles, all (n_work - n_dp) * n_kt
+ * of them in work order, make gridDim.x equal ranges [lo, hi), one per block. A range is at
+ * least n_kt long, so a work tile is cut at most once, between blocks b and b + 1: its head
+ * piece ends block b, its tail piece starts block b + 1, and both use slot b of the workspace. */
 template <int Br, int Bc, bool SPLIT> struct TileScheduler {
     unsigned BH, G, Tq, n_dp, n_kt, n_whole, lo, hi, n_pieces;
     int Nk, causal;
@@ -374,7 +374,8 @@ template <int Br, int Bc, bool SPLIT> struct TileScheduler {
 
 /* grid: one block per SM (persistent; DYN, causal: tiles from the counter in ws); block: NWG
  * consumer warpgroups (0 .. NWG-1) + one producer warpgroup (NWG). Q, K, V: tensor maps over
- * [B*H, N, D] bf16; O: [B, H, Nq, D] bf16; lse: [B, H, Nq] float; ws: stream-K's workspace. */
+ * [B*H, N, D] bf16; O: [B, H, Nq, D] bf16; lse: [B, H, Nq] float; ws: stream-K's workspace, or
+ * DYN's counter. */
 template <int D, int NWG, int Bc, bool SPLIT, bool DYN>
 __global__ void __launch_bounds__((NWG + 1) * WG, 1)
 attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
@@ -920,13 +921,14 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
         if ((s = few_tiles(p, &few)) != ATTN_OK)
             return s;
         if (few)
-            return p->causal
-                       ? launch<64, T::NWG_few, T::Bc, false, true>(p, q, k, v, o, lse, workspace, stream)
-                       : launch<64, T::NWG_few, T::Bc_few_full, false, false>(p, q, k, v, o, lse,
-                                                                        workspace, stream);
+            return p->causal ? launch<64, T::NWG_few, T::Bc, false, true>(p, q, k, v, o, lse,
+                                                                           workspace, stream)
+                             : launch<64, T::NWG_few, T::Bc_few_full, false, false>(
+                                   p, q, k, v, o, lse, workspace, stream);
         return p->causal
                    ? launch<64, T::NWG, T::Bc, false, true>(p, q, k, v, o, lse, workspace, stream)
-                   : launch<64, T::NWG, T::Bc_full, true, false>(p, q, k, v, o, lse, workspace, stream);
+                   : launch<64, T::NWG, T::Bc_full, true, false>(p, q, k, v, o, lse, workspace,
+                                                                 stream);
     }
     using T = Tiles<128>;
     if (p->causal)
