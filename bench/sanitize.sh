@@ -32,6 +32,7 @@ top_shapes=(
     "1,133,1,3000,128 --causal"   # causal: 133 heads in 5 sections of 27, the last short
     "1,64,64,1400,128 --causal"   # causal: 64 heads of 64-row tiles in 2 sections of 32
     "1,140,260,65,64 --causal"    # causal, D = 64: 280 tiles of 192 rows from the counter (12 on)
+    "1,100,300,300,64 --causal"   # the same with step 11's two warpgroups (few_tiles): 300 of 128 rows
 )
 gqa_shapes=(
     "1,4,129,257,128,1 --causal"  # multi-query: a backward block walks 4 heads; the last key tile none
