@@ -43,12 +43,7 @@ checks)
             done
         done >"$o/sanitize_$tool.txt" 2>&1 &
     done
-    {
-        timeout -k 5 300 python3 -m pytest -q tests/test_torch.py 2>&1 | tail -4
-        echo "[exit status ${PIPESTATUS[0]}]"
-        timeout -k 5 120 python3 python/train_demo.py 2>&1 | tail -8
-        echo "[exit status ${PIPESTATUS[0]}]"
-    } >"$o/python.txt" 2>&1 &
+    python_door "$o/python.txt" &
     wait
     {
         echo "gpu tests: $(grep -E 'Synthesis' "$o/gpu_tests.txt")"

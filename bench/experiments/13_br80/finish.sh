@@ -18,12 +18,7 @@ mkdir -p "$o"
 for t in memcheck synccheck racecheck; do
     { TOOLS=$t timeout -k 5 330 bench/sanitize.sh 14; echo "[exit status $?]"; } >"$o/sanitize_$t.txt" 2>&1 &
 done
-{
-    timeout -k 5 300 python3 -m pytest -q tests/test_torch.py 2>&1 | tail -4
-    echo "[exit status ${PIPESTATUS[0]}]"
-    timeout -k 5 120 python3 python/train_demo.py 2>&1 | tail -8
-    echo "[exit status ${PIPESTATUS[0]}]"
-} >"$o/python.txt" 2>&1 &
+python_door "$o/python.txt" &
 wait
 for t in memcheck synccheck racecheck; do
     echo "sanitize $t: $(grep -c 'rc 0;' "$o/sanitize_$t.txt") clean of $(grep -c '^step ' "$o/sanitize_$t.txt") runs, $(tail -n 1 "$o/sanitize_$t.txt")"

@@ -33,19 +33,12 @@ timeout -k 5 100 build/v15/ab --backward --rounds 3 --reps 8 --shape 4,32,4096,4
     --shape 4,32,4096,4096,64 /tmp/ab14/base.so build/var13/p14.so >"$o/ab14.csv" 2>"$o/ab14.log"
 { echo "step 13:"; sed 's/base13\.so/base.so/' "$o/ab13.csv" >/tmp/ab13.csv; ab_ratios /tmp/ab13.csv
   echo "step 14:"; ab_ratios "$o/ab14.csv"; } | tee "$o/ab_ratios.txt"
-{ timeout -k 5 330 build/tests/gpu --verbose; echo "[exit status $?]"; } >"$o/gpu_tests.txt" 2>&1 &
 for s in 13 14; do
     { timeout -k 5 320 build/attn check --steps "$s"; echo "[exit status $?]"; } >"$o/check_$s.txt" 2>&1 &
 done
-{ TOOLS="memcheck synccheck" timeout -k 5 330 bench/sanitize.sh 13 14; echo "[exit status $?]"; } \
-    >"$o/sanitize_mem_sync.txt" 2>&1 &
-{ TOOLS=racecheck timeout -k 5 330 bench/sanitize.sh 13 14; echo "[exit status $?]"; } >"$o/sanitize_race.txt" 2>&1 &
+suite build/steps "$o" 13 14
 wait
 {
-    echo "gpu tests: $(grep -E 'Synthesis' "$o/gpu_tests.txt")"
+    suite_summary "$o"
     for s in 13 14; do echo "check $s: $(grep -E "^1[34]_[a-z_]+ +PASS" "$o/check_$s.txt" | tail -1) $(tail -n 1 "$o/check_$s.txt")"; done
-    for f in "$o"/sanitize_*.txt; do
-        echo "$(basename "$f"): $(grep -c 'rc 0;' "$f") clean of $(grep -c '^step ' "$f") runs"
-        grep '^step ' "$f" | grep -v 'rc 0;'
-    done
 } | tee "$o/summary.txt"

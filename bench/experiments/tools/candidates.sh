@@ -32,6 +32,7 @@
 #   unpack_carry                 on the H200: the builds in .carry/b.txz, and this call's share of
 #                                FlashAttention-4 (build/fa4s1 or build/fa4s2) into /tmp/fa4, as
 #                                lease.sh's unpack
+#   python_door FILE             the Python door's tests, then its training demo, into FILE
 #   fa4_install OUT              FlashAttention-4 from lease.sh's parts in /tmp/fa4 (both calls'
 #                                carries unpacked), its log in OUT/fa4_install.txt
 # and the variables BAR_SHAPES (build/v15/ab's --shape arguments of the eight bar shapes) and NV
@@ -157,6 +158,15 @@ unpack_carry() {
             case $f in */aa.*) cp $f /tmp/fa4/ ;; *) cp $f /tmp/fa4/b/ ;; esac
         done
     done
+}
+
+python_door() {
+    {
+        timeout -k 5 300 python3 -m pytest -q tests/test_torch.py 2>&1 | tail -4
+        echo "[exit status ${PIPESTATUS[0]}]"
+        timeout -k 5 120 python3 python/train_demo.py 2>&1 | tail -8
+        echo "[exit status ${PIPESTATUS[0]}]"
+    } >"$1" 2>&1
 }
 
 fa4_install() {
