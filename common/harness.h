@@ -270,6 +270,7 @@ typedef struct {
     double *dq, *dk, *dv;             /* backward reference from those; NULL without backward */
     double o_floor;                   /* O: twice the error that fp32 scores alone cost on
                                          these inputs; check.c */
+    double lse_floor;                 /* lse: the same model's error, by the gradients' rule */
     double grad_floor[3];             /* dQ, dK, dV: twice the error that operands of the
                                          dtype's precision alone cost on these inputs; check.c */
     double *block_floor[3];           /* the same floor of each block of CHECK_BLOCK_ROWS rows

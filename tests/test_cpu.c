@@ -650,6 +650,24 @@ Test(reference, a_floor_counts_the_draws_that_carry_the_error)
     }
 }
 
+/* lse's floor. The GPU tests' large grid failed steps 00 and 02 on 1,2,1,1,64 fp32 (seed
+ * 13215222934038373703): one key, so lse is its score, 0.0415 from terms of ~50, and their lse was
+ * 2.43e-5 and 1.14e-5 off against the fixed 1e-5. The fp32 scores' model gives the case its own
+ * floor, over both; normal inputs keep the fixed bound, and an lse 1e-3 off still fails. */
+Test(reference, lse_gets_the_floor_of_fp32_scores)
+{
+    attn_problem p = problem(1, 2, 1, 1, 64, 0);
+    check_case c;
+    cr_assert(case_prepare(&c, &p, INPUT_LARGE, 13215222934038373703ull, 0));
+    cr_expect(fabs(c.lse[0] - 0.0414567) < 1e-6, "lse[0] = %.7f: not the GPU tests' case", c.lse[0]);
+    cr_expect(c.lse_floor > 2.43e-5 && c.lse_floor < 1e-3, "lse floor %.3e", c.lse_floor);
+    case_free(&c);
+    p = problem(1, 2, 100, 100, 64, 1);
+    cr_assert(case_prepare(&c, &p, INPUT_NORMAL, 5, 0));
+    cr_expect(c.lse_floor < check_bound(ATTN_FP32, "lse"), "normal inputs: lse floor %.3e", c.lse_floor);
+    case_free(&c);
+}
+
 Test(inputs, bf16_inputs_are_bf16_values)
 {
     attn_problem p = problem(1, 2, 10, 10, 16, 0);
