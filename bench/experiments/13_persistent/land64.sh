@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The persistent backward where it paid (persist64_13.patch, persist64_14.patch: BwdTiles<64>::PERSIST,
-# dQ by rows, not deterministic; every other kernel keeps one block per unit). Not yet run.
+# dQ by rows, not deterministic; every other kernel keeps one block per unit). Run 2026-12-02: land64_run/, not kept (README).
 # Before the call, on the CPU machine (the builds travel in .carry, as ../tools/candidates.sh's
 # unpack_carry expects):
 #   mkdir -p build/var13 && make && cp build/steps/13_backward_wgmma.so build/var13/base13.so &&
