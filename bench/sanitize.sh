@@ -26,7 +26,7 @@ top_shapes=(
     "1,133,1,3000,128"            # stream-K, no whole round: 133 tiles by key ranges, 18 cut; Bc 160
     "1,265,1,2500,128"            # a whole round, then stream-K, Nk ragged (15 x 160 + 100), 15 cut
     "1,300,1,2100,64"             # D = 64 persistent: 2 whole rounds, then stream-K (step 12 on)
-    "1,1,16384,200,64"            # backward at D = 64 from Nq = 16384: dQ split by keys (13 on)
+    "1,1,16384,200,64"            # backward at D = 64, Nq = 16384: 128 query tiles per key tile (13 on)
     "1,140,130,140,128"           # D = 128 persistent, no stream-K: blocks walk 2-3 tiles
     "1,2,130,1000,128"            # the key tile 176 in step 11 (use_bc_alt picks 160 for 300 keys above)
     "1,133,1,3000,128 --causal"   # causal: 133 heads in 5 sections of 27, the last short

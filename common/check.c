@@ -72,8 +72,8 @@ static const grid_shape shapes[] = {
      * 128: the split kernel with one key tile, no stream-K); causal: 2048 blocks in sections of
      * 1024 (D = 64) and 512 (D = 128) heads (long) */
     {32, 64, 128, 128, 64, BF16 | LONG}, {32, 64, 128, 128, 128, BF16 | LONG},
-    /* long: many key tiles, checked against step 00 in fp32; Nq = 16384 at D = 64 reaches the
-     * backward's dQ split by keys (steps 13-14, from BwdTiles<64>::KEYS_FROM), Nk ragged */
+    /* long: many key tiles, checked against step 00 in fp32; Nq = 16384 at D = 64: a long walk
+     * of query tiles per key tile in the backward (steps 13-14), Nk ragged */
     {1, 2, 4096, 4096, 64, BF16 | LONG}, {1, 2, 4096, 4096, 128, BF16 | LONG},
     {1, 1, 16384, 4097, 64, BF16 | LONG}, {1, 1, 8192, 8191, 128, BF16 | LONG},
 };

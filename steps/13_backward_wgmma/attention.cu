@@ -15,8 +15,9 @@
  *   - dQ = dS K needs dS with queries as rows: each warpgroup stores its dS^T tile once,
  *     swizzled, and dQ reads it as an MN-major A (both transpose bits, ss_mn). dQ is the only
  *     output that every key tile adds to: each warpgroup's 64 x 64 fp32 piece goes to a
- *     staging buffer in fragment order, and one thread adds it into the fp32 accumulator in
- *     the workspace with one cp.reduce.async.bulk per tile (no per-element atomics).
+ *     staging buffer in fragment order, and a writer warp of the producer warpgroup adds it
+ *     into the fp32 accumulator in the workspace with one cp.reduce.async.bulk per tile (no
+ *     per-element atomics), while the warpgroup goes on (FlashAttention-3's dQ writer).
  *   - Three kernels: a pre-pass (Di, lse2, zeroes the accumulator; query rows padded to whole
  *     tiles, where lse2 = +inf makes P = 0), the main kernel, a pass that scales dQ to bf16.
  * Tiles: 128 keys x 64 query rows at D = 128 (dK and dV hold 128 fp32 registers per thread);
@@ -29,9 +30,8 @@
  * the tiles that need it, behind a branch a warpgroup takes alike (both as in step 12's forward):
  * 3-4 % faster at D = 128 and up to 11 % at D = 64 causal than a descriptor per k-slice and a mask
  * compiled into every tile's exponentials. dQ by rows with that order took 7-12 % more off D = 64
- * where nothing is masked (note 13's ablation). From Nq = 16384 on (BwdTiles::KEYS_FROM), where a
- * block's walk is long, D = 64 splits dQ by keys instead (each warpgroup all 128 rows over its own
- * 64 keys, no barrier, twice the bytes added into L2): 1.5-6 % faster there, level at 12288.
+ * where nothing is masked, and the dQ writer, taking the add and the barrier before it off the
+ * consumers' path, 1-6 % more at every shape (note 13's ablation).
  * Not causal, D = 128 takes 80 query rows (BwdTiles<128, true>, FlashAttention-3's choice): each
  * tile's waits, barriers and dQ add are spread over 25 % more rows. wgmma's M is 64, so 80 rows
  * can only be its N: dQ is computed transposed, dQ^T = K^T dS^T, from dS stored [query][key].
@@ -45,7 +45,7 @@
  *
  * Limits: backward bf16 only; D = 64 or 128; any Nq, Nk >= 1; causal top-left; dQ is added in
  * whatever order the blocks finish, so it is not bitwise repeatable (dK, dV are: one block owns
- * each), unless the problem asks for a deterministic backward: then a dQ writer warp adds each
+ * each), unless the problem asks for a deterministic backward: then the dQ writer adds each
  * key tile's share in its turn (det2_turn, FlashAttention-3's shifted order), which needs every
  * SM open to the kernel while it runs (not causal: a group's blocks wait on each other; two
  * deterministic backwards at once on two streams can wait forever). Hopper only. One block of
@@ -741,10 +741,6 @@ constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LO
  *                  taking its own 64 keys, all rows and columns, would spare the barrier, but
  *                  both would add a whole Br x D tile into the same floats: twice the bytes
  *                  reduced in L2, which Nsight Compute found 80 % busy at D = 64 that way.)
- *   KEYS_FROM      from this Nq on (not deterministic), dQ is split by keys instead: each
- *                  warpgroup all Br rows and columns over its own 64 keys, Br / 64 pieces, both
- *                  added onto the same floats, no barrier between the warpgroups (bwd_main<...,
- *                  KEYS>). Twice the bytes reduced in L2, which pays where the walk is long
  *   DS_STMATRIX    dS^T goes to shared memory by stmatrix, not by plain stores
  *   LSE2_EARLY     lse2's first two pairs are read before the wait for S^T
  *   DQ_T           (WIDE only) dQ computed transposed, dQ^T = K^T dS^T (FlashAttention-3's
@@ -759,29 +755,25 @@ template <> struct BwdTiles<128> {
     static constexpr int Br = 64;   /* registers: dK and dV take 128 per thread */
     static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, LSE2_EARLY = true;
     static constexpr bool DQ_T = false;
-    static constexpr int KEYS_FROM = INT_MAX;   /* never: Br = 64 is one piece of rows */
 };
 template <> struct BwdTiles<64> {
     static constexpr int Br = 128;   /* twice the products per tile for the same bookkeeping */
     /* stmatrix and the early lse2 measured slower here (spills then: note 13) */
     static constexpr bool DQ_BY_COLUMNS = false, DS_STMATRIX = false, LSE2_EARLY = false;
     static constexpr bool DQ_T = false;
-    static constexpr int KEYS_FROM = 16384;
 };
 template <> struct BwdTiles<128, true> {
     static constexpr int Br = 80;   /* dS^T, dP^T: 40 registers each; dQ^T's piece 40 */
     static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, LSE2_EARLY = true;
     static constexpr bool DQ_T = true;
-    static constexpr int KEYS_FROM = INT_MAX;
 };
 
-/* bwd_main's named barriers (0 is __syncthreads), both between consumer threads only */
+/* bwd_main's named barriers (0 is __syncthreads) */
 enum BwdBarrier : int {
     BAR_DS_BOTH = 1,   /* 2 * WG threads: both warpgroups' halves of dS^T are in */
-    BAR_WG = 2,        /* BAR_WG + w, WG threads: warpgroup w alone (its dS^T, its dQ staging) */
-    /* DET, between warpgroup w and the dQ writer warp (WG + 32 threads, det2_store_dq): */
-    BAR_DQ_FULL = 4,   /* BAR_DQ_FULL + w: w's staging is written (w arrives, the writer waits) */
-    BAR_DQ_EMPTY = 6,  /* BAR_DQ_EMPTY + w: the writer has read it (the writer arrives, w waits) */
+    /* between warpgroup w and the dQ writer warp (WG + 32 threads, dq_writer): */
+    BAR_DQ_FULL = 2,   /* BAR_DQ_FULL + w: w's staging is written (w arrives, the writer waits) */
+    BAR_DQ_EMPTY = 4,  /* BAR_DQ_EMPTY + w: the writer has read it (the writer arrives, w waits) */
 };
 
 /* bwd_main's shared memory, one layout for the kernel and for the launch that sizes it: byte
@@ -790,21 +782,21 @@ enum BwdBarrier : int {
  *   K, V      the block's 128 keys, [Bc][D] in 64-column atoms (TMA, once)
  *   Q, dO     BWD_STAGES stages of [Br][D] (the producer's ring)
  *   dS        dS^T [128 keys][Br queries] bf16, Br / 64 atoms of 64 queries; two buffers, as
- *             both warpgroups read it (the other may still read the last one); by keys, one
- *   dQ        the two warpgroups' dQ staging, fp32 (PIECES pieces of 64 x 64 each)
+ *             both warpgroups read it (the other may still read the last one)
+ *   dQ        the two warpgroups' dQ staging, fp32 (a piece each: dq_piece)
  *   lse2, Di  BWD_STAGES stages of Br floats of lse2 and Di (bulk copies beside Q and dO)
  *   bar_kv, full, empty   the mbarriers: K/V arrived; a stage full; a stage free */
-template <int D, bool KEYS = false, bool WIDE = false> struct BwdSmem {
+template <int D, bool WIDE = false> struct BwdSmem {
     using Tiles = BwdTiles<D, WIDE>;
     static constexpr int Br = Tiles::Br;
-    static constexpr int PIECES = KEYS ? Br / 64 : 1, DS_BUFS = KEYS ? 1 : 2;
+    static constexpr int DS_BUFS = 2;
     /* a dQ piece: 64 x 64 floats, or (DQ_T) 64 features x Br queries */
     static constexpr int DQ_FLOATS = Tiles::DQ_T ? 64 * Br : BWD_DQ_FLOATS;
     static constexpr uint32_t KV = tile_bytes<D>(BWD_BC), QT = tile_bytes<D>(Br);
     /* DQ_T: dS [Br queries][128 keys], Bc / 64 atoms of 64 keys (Br rows of 128 bytes each) */
     static constexpr uint32_t DS_ATOM = Tiles::DQ_T ? Br * 128 : BWD_BC * 128,
                               DS = Tiles::DQ_T ? BWD_BC / 64 * DS_ATOM : Br / 64 * DS_ATOM;
-    static constexpr uint32_t DQ = PIECES * DQ_FLOATS * 4;   /* one warpgroup's pieces */
+    static constexpr uint32_t DQ = DQ_FLOATS * 4;   /* one warpgroup's piece */
     static constexpr uint32_t K = 0, V = K + KV, Q = V + KV, dO = Q + BWD_STAGES * QT,
                               dS = dO + BWD_STAGES * QT, dQ = dS + DS_BUFS * DS,
                               lse2 = dQ + 2 * DQ, Di = lse2 + BWD_STAGES * Br * 4,
@@ -819,18 +811,16 @@ static_assert(BwdSmem<64>::dS % 1024 == 0 && BwdSmem<128>::dS % 1024 == 0 &&
               "the swizzled tiles must start on a 1024-byte swizzle line");
 static_assert(BwdSmem<64>::bar_kv % 8 == 0 && BwdSmem<128>::bar_kv % 8 == 0,
               "mbarriers are 8-byte aligned");
-static_assert(BwdSmem<128, false, true>::BYTES <= 227 * 1024 &&
-                  BwdSmem<128, false, true>::dS % 1024 == 0 &&
-                  BwdSmem<128, false, true>::Q % 1024 == 0 &&
-                  (BwdSmem<128, false, true>::Q + BwdSmem<128, false, true>::QT) % 1024 == 0 &&
-                  (BwdSmem<128, false, true>::dS + BwdSmem<128, false, true>::DS) % 1024 == 0 &&
-                  BwdSmem<128, false, true>::bar_kv % 8 == 0 &&
-                  BwdSmem<128, false, true>::lse2 % 16 == 0 &&
-                  BwdSmem<128, false, true>::Di % 16 == 0,
+static_assert(BwdSmem<128, true>::BYTES <= 227 * 1024 &&
+                  BwdSmem<128, true>::dS % 1024 == 0 &&
+                  BwdSmem<128, true>::Q % 1024 == 0 &&
+                  (BwdSmem<128, true>::Q + BwdSmem<128, true>::QT) % 1024 == 0 &&
+                  (BwdSmem<128, true>::dS + BwdSmem<128, true>::DS) % 1024 == 0 &&
+                  BwdSmem<128, true>::bar_kv % 8 == 0 &&
+                  BwdSmem<128, true>::lse2 % 16 == 0 &&
+                  BwdSmem<128, true>::Di % 16 == 0,
               "80-row tiles: the shared memory fits, swizzled tiles on 1024-byte lines, bulk "
               "copies 16-byte aligned");
-static_assert(BwdSmem<64, true>::lse2 == BwdSmem<64>::lse2 && BwdSmem<64, true>::dS % 1024 == 0,
-              "by keys, dS^T and the staging trade places; the producer's offsets stay");
 
 /* stmatrix .x4 .trans: as stmatrix_x4, each 8 x 8 matrix stored transposed: the address thread l
  * gives is that of row l % 8 of matrix l / 8 as stored, i.e. column l % 8 of the fragment. */
@@ -1026,7 +1016,7 @@ __device__ __forceinline__ void bwd_load(const BwdShared &sm, const BwdBlock &bl
                                          const float *lse2, const float *Di)
 {
     constexpr int Bc = BWD_BC, Br = BwdTiles<D, WIDE>::Br;
-    constexpr uint32_t KV = BwdSmem<D, false, WIDE>::KV, QT = BwdSmem<D, false, WIDE>::QT;
+    constexpr uint32_t KV = BwdSmem<D, WIDE>::KV, QT = BwdSmem<D, WIDE>::QT;
     tma_prefetch_map(tmQ);
     tma_prefetch_map(tmdO);
     mbar_arrive_expect_tx(sm.bar_kv, 2 * KV);
@@ -1065,7 +1055,7 @@ __device__ __forceinline__ void det_pass_turn(int *counter)
 }
 
 /* The turns (DET). A query tile's counter counts visits, a visit being both warpgroups' adds of
- * one key tile (det2_store_dq issues them in a fixed order), and the turn of key tile kt's visit
+ * one key tile (dq_writer issues them in a fixed order), and the turn of key tile kt's visit
  * is the number of visits before it:
  *   not causal: all key tiles of the head's earlier groups (det2_group's first), then the
  *     group's blocks in the order they reach qt: block r' does at step (qt - r') mod n_qt, so
@@ -1111,35 +1101,36 @@ __device__ __forceinline__ size_t dq_piece(const BwdBlock &blk, int qt, int w)
     return ((size_t)blk.bh * blk.n_qb + (size_t)qt * QB) * (D / 64) + w;
 }
 
-/* The dQ writer (DET): warp 1 of the producer warpgroup (24 registers), query tile by query tile
- * in the consumers' order (walk_qt). Per tile, warpgroup w's staging as it is handed over
+/* The dQ writer: warp 1 of the producer warpgroup (24 registers), query tile by query tile in
+ * the consumers' order (walk_qt). Per tile, warpgroup w's staging as it is handed over
  * (BAR_DQ_FULL + w), added into dq_acc by one bulk reduce-add and handed back once read
- * (BAR_DQ_EMPTY + w). The consumers go on to the next tile meanwhile: the wait for the turn and
- * for the add to complete, on each warpgroup's path every tile in step 13's DET, are the
- * writer's alone. One turn per visit, both adds inside it: they add into different pieces
- * (dq_piece), so both run at once and one wait covers them, and each piece's adds come in the
- * turns' order, the same bits every run. The EMPTY barriers balance: one arrival before the
+ * (BAR_DQ_EMPTY + w). The consumers go on to the next tile meanwhile: the barrier between a
+ * warpgroup's 128 threads after their staging stores, and the wait for the last add to have read
+ * the staging, are the writer's alone (a warpgroup only arrives, and waits for its staging back
+ * a whole tile later). DET: one turn per visit, both adds inside it: they add into different
+ * pieces (dq_piece), so both run at once and one wait covers them, and each piece's adds come in
+ * the turns' order, the same bits every run. The EMPTY barriers balance: one arrival before the
  * first tile, one after each tile but the last. */
-template <int D, bool WIDE = false>
-__device__ __forceinline__ void det2_store_dq(const BwdShared &sm, const BwdBlock &blk,
-                                              float *dq_acc, int *dq_turns, int Nk, int causal,
-                                              int sms, int lane)
+template <int D, bool DET, bool WIDE = false>
+__device__ __forceinline__ void dq_writer(const BwdShared &sm, const BwdBlock &blk, float *dq_acc,
+                                          int *dq_turns, int Nk, int causal, int sms, int lane)
 {
     constexpr int Bc = BWD_BC;
-    constexpr uint32_t DQ = BwdSmem<D, false, WIDE>::DQ;
-    constexpr int DQF = BwdSmem<D, false, WIDE>::DQ_FLOATS;
+    constexpr uint32_t DQ = BwdSmem<D, WIDE>::DQ;
+    constexpr int DQF = BwdSmem<D, WIDE>::DQ_FLOATS;
     const int n_kt = (Nk + Bc - 1) / Bc;
-    const Det2Group grp = causal ? Det2Group{0, 1} : det2_group(blk.k0 / Bc, n_kt, blk.n_qt, sms);
+    const Det2Group grp = DET && !causal ? det2_group(blk.k0 / Bc, n_kt, blk.n_qt, sms)
+                                         : Det2Group{0, 1};
     named_bar_arrive(BAR_DQ_EMPTY, WG + 32);
     named_bar_arrive(BAR_DQ_EMPTY + 1, WG + 32);
     for (int i = 0; i < blk.n_iter; i++) {
-        const int qt = walk_qt<true>(blk, i);
-        int *turns = dq_turns + (size_t)blk.bh * blk.n_qt + qt;
+        const int qt = walk_qt<DET>(blk, i);
+        int *turns = DET ? dq_turns + (size_t)blk.bh * blk.n_qt + qt : nullptr;
 #pragma unroll
         for (int w = 0; w < 2; w++) {
             named_bar_sync(BAR_DQ_FULL + w, WG + 32);
             if (lane == 0) {
-                if (w == 0)
+                if (DET && w == 0)
                     det_wait_turn(turns, det2_turn<D, WIDE>(blk, qt, n_kt, grp, causal));
                 bulk_reduce_add_f32(dq_acc + dq_piece<D, WIDE>(blk, qt, w) * DQF,
                                     sm.dQ + w * DQ, DQ);
@@ -1150,12 +1141,15 @@ __device__ __forceinline__ void det2_store_dq(const BwdShared &sm, const BwdBloc
             if (i + 1 < blk.n_iter)
                 named_bar_arrive(BAR_DQ_EMPTY + w, WG + 32);
         }
-        if (lane == 0) {
+        if (DET && lane == 0) {
             bulk_wait<0>();   /* the visit is done in memory before the next one's turn */
             det_pass_turn(turns);
         }
         __syncwarp();
     }
+    if (lane == 0)
+        bulk_wait<0>();   /* the last adds are done before the block's shared memory goes */
+    __syncwarp();
 }
 
 /* One query tile of the walk: qt (rows q0 = qt Br ..) in the ring's stage st, which holds its Q
@@ -1167,14 +1161,14 @@ struct BwdQueryTile {
 };
 
 /* A consumer warpgroup's stages, in the order a query tile runs them: mma_s_dp, p_and_ds,
- * mma_dv, store_ds, mma_dq, issue_dk_wait_dq, add_dq, wait_dk; then, once, store_dk_dv. They
+ * mma_dv, store_ds, mma_dq, issue_dk_wait_dq, stage_dq, wait_dk; then, once, store_dk_dv. They
  * work on the registers bwd_consumer declares, held here by reference (force-inlined, they stay
  * registers): s[4j + 2a + b] is key[a], query q0 + 8j + 2t + b, and so is dp; pa[2j + a] and
  * dsa[2j + a] are their bf16 pairs (layout: mma_sm90.cuh). */
-template <int D, bool MASKED, bool DET, bool KEYS, bool WIDE = false> struct BwdConsumer {
+template <int D, bool MASKED, bool DET, bool WIDE = false> struct BwdConsumer {
     using Tiles = BwdTiles<D, WIDE>;
-    using Smem = BwdSmem<D, KEYS, WIDE>;
-    static constexpr int Bc = BWD_BC, Br = Tiles::Br, PIECES = Smem::PIECES;
+    using Smem = BwdSmem<D, WIDE>;
+    static constexpr int Bc = BWD_BC, Br = Tiles::Br;
     static constexpr int DQF = Smem::DQ_FLOATS;
     static constexpr uint32_t DS_ATOM = Smem::DS_ATOM, DQ = Smem::DQ;
 
@@ -1188,7 +1182,7 @@ template <int D, bool MASKED, bool DET, bool KEYS, bool WIDE = false> struct Bwd
     float (&dv)[D / 2], (&dk)[D / 2];
     float (&s)[Br / 2], (&dp)[Br / 2];
     uint32_t (&pa)[Br / 4], (&dsa)[Br / 4];
-    float (&dq)[PIECES][DQF / WG];
+    float (&dq)[DQF / WG];
     float2 (&lse2_01)[2];
 
     /* S^T = K_wg Q^T and dP^T = V_wg dO^T: two groups, m64n{Br}k16, all operands K-major */
@@ -1313,15 +1307,12 @@ template <int D, bool MASKED, bool DET, bool KEYS, bool WIDE = false> struct Bwd
                                                         4 * th.t)) = dsa[2 * j + a];
         }
         fence_proxy_async_smem();
-        if (KEYS)
-            named_bar_sync(BAR_WG + wg, WG);       /* this warpgroup's half is in */
-        else
-            named_bar_sync(BAR_DS_BOTH, 2 * WG);   /* both halves of dS^T are in */
+        named_bar_sync(BAR_DS_BOTH, 2 * WG);   /* both halves of dS^T are in */
     }
 
     /* dQ's piece = dS K over all 128 keys: A = dS^T as stored (MN-major), B = K as stored
      * (MN-major). By columns, this warpgroup's 64 columns of K (atom wg); by rows, its 64 query
-     * rows of dS (atom wg). By keys, its own 64 keys, all columns, a piece per 64 query rows. */
+     * rows of dS (atom wg). */
     __device__ __forceinline__ void mma_dq(uint32_t ds_buf)
     {
         if constexpr (Tiles::DQ_T) {   /* dV done first: P^T's registers are free for dQ^T's */
@@ -1329,9 +1320,7 @@ template <int D, bool MASKED, bool DET, bool KEYS, bool WIDE = false> struct Bwd
             reg_fence(dv);
             reg_fence(pa);
         }
-#pragma unroll
-        for (int h = 0; h < PIECES; h++)
-            reg_fence(dq[h]);
+        reg_fence(dq);
         wgmma_fence();
         if constexpr (Tiles::DQ_T) {
             /* dQ^T [64 features of atom wg][Br queries] = K^T dS^T: A = K's atom wg as stored
@@ -1342,18 +1331,13 @@ template <int D, bool MASKED, bool DET, bool KEYS, bool WIDE = false> struct Bwd
                            b0 = wgmma_desc(ds_buf, 16, 1024);
 #pragma unroll
             for (int k = 0; k < Bc / 16; k++)
-                wgmma_bf16<Br>::template ss<1, 0>(dq[0], a0 + ((k * 16 * 128) >> 4),
+                wgmma_bf16<Br>::template ss<1, 0>(dq, a0 + ((k * 16 * 128) >> 4),
                                                   b0 + (((k / 4) * DS_ATOM + (k % 4) * 32) >> 4),
                                                   k > 0);
-        } else if (KEYS) {
-#pragma unroll
-            for (int h = 0; h < PIECES; h++)   /* query rows 64h.. of the tile */
-                mma_AtB<64 / 16>(dq[h], ds_buf, h, DS_ATOM, sm.K, 0, tile_bytes<64>(Bc),
-                                 64 * th.wg);
         } else if (Tiles::DQ_BY_COLUMNS) {
-            mma_AtB<Bc / 16>(dq[0], ds_buf, 0, DS_ATOM, sm.K, th.wg, tile_bytes<64>(Bc), 0);
+            mma_AtB<Bc / 16>(dq, ds_buf, 0, DS_ATOM, sm.K, th.wg, tile_bytes<64>(Bc), 0);
         } else {
-            mma_AtB<Bc / 16>(dq[0], ds_buf, th.wg, DS_ATOM, sm.K, 0, tile_bytes<64>(Bc), 0);
+            mma_AtB<Bc / 16>(dq, ds_buf, th.wg, DS_ATOM, sm.K, 0, tile_bytes<64>(Bc), 0);
         }
         wgmma_commit();
     }
@@ -1362,7 +1346,7 @@ template <int D, bool MASKED, bool DET, bool KEYS, bool WIDE = false> struct Bwd
      * thread arrives, not one per warp as in the forward: each has read lse2 and Di with plain
      * loads, and its own arrival (a release) is what orders those reads before the producer's
      * next bulk copy into the stage. dK is issued last (FlashAttention-3's order), so that the
-     * tensor cores run it while this warpgroup stages dQ (add_dq); dS^T's registers, which it
+     * tensor cores run it while this warpgroup stages dQ (stage_dq); dS^T's registers, which it
      * reads, stay untouched until it is done (wait_dk). */
     __device__ __forceinline__ void issue_dk_wait_dq(const BwdQueryTile &qtile)
     {
@@ -1372,46 +1356,24 @@ template <int D, bool MASKED, bool DET, bool KEYS, bool WIDE = false> struct Bwd
         wgmma_commit();
         wgmma_wait<1>();   /* dV, dQ */
         reg_fence(dv);
-#pragma unroll
-        for (int h = 0; h < PIECES; h++)
-            reg_fence(dq[h]);
+        reg_fence(dq);
     }
 
     /* The pieces to this warpgroup's staging in fragment order (float4 x of thread l at
-     * (x * 128 + l) * 16 bytes of its piece: no bank conflicts), then one thread adds them
-     * into dq_acc (consecutive there too) with one bulk reduce-add. The previous add must
-     * have read the staging first. */
-    __device__ __forceinline__ void add_dq(float *dq_acc, const BwdBlock &blk,
-                                           const BwdQueryTile &qtile)
+     * (x * 128 + l) * 16 bytes of its piece: no bank conflicts), handed to the dQ writer, which
+     * adds them into dq_acc (consecutive there too) with one bulk reduce-add. The writer's
+     * previous add must have read the staging first. */
+    __device__ __forceinline__ void stage_dq()
     {
         const int tid = th.tid, wg = th.wg;
         const uint32_t stage = sm.dQ + wg * DQ;
-        if (DET) {   /* the writer warp has read the last one (det2_store_dq) */
-            named_bar_sync(BAR_DQ_EMPTY + wg, WG + 32);
-        } else {
-            if (tid % WG == 0)
-                bulk_wait_read<0>();
-            named_bar_sync(BAR_WG + wg, WG);
-        }
+        named_bar_sync(BAR_DQ_EMPTY + wg, WG + 32);   /* the writer has read the last one */
 #pragma unroll
-        for (int h = 0; h < PIECES; h++)
-#pragma unroll
-            for (int x = 0; x < DQF / WG / 4; x++)
-                *reinterpret_cast<float4 *>(sm.at(stage + h * DQF * 4 +
-                                                  (x * WG + tid % WG) * 16)) =
-                    make_float4(dq[h][4 * x], dq[h][4 * x + 1], dq[h][4 * x + 2], dq[h][4 * x + 3]);
+        for (int x = 0; x < DQF / WG / 4; x++)
+            *reinterpret_cast<float4 *>(sm.at(stage + (x * WG + tid % WG) * 16)) =
+                make_float4(dq[4 * x], dq[4 * x + 1], dq[4 * x + 2], dq[4 * x + 3]);
         fence_proxy_async_smem();
-        if (DET) {   /* the writer adds it, in its turn, while this warpgroup goes on */
-            named_bar_arrive(BAR_DQ_FULL + wg, WG + 32);
-            return;
-        }
-        named_bar_sync(BAR_WG + wg, WG);
-        if (tid % WG == 0) {
-            /* by keys both warpgroups add all the tile's pieces, from its first on */
-            bulk_reduce_add_f32(dq_acc + dq_piece<D, WIDE>(blk, qtile.qt, KEYS ? 0 : wg) * DQF,
-                                stage, DQ);
-            bulk_commit();
-        }
+        named_bar_arrive(BAR_DQ_FULL + wg, WG + 32);   /* the writer adds it; this one goes on */
     }
 
     /* dK done, dS^T's registers free, the stage goes back (issue_dk_wait_dq) */
@@ -1426,9 +1388,6 @@ template <int D, bool MASKED, bool DET, bool KEYS, bool WIDE = false> struct Bwd
     /* The epilogue, once per block: dK = scale dS^T Q, dV: plain stores of the rows that exist */
     __device__ __forceinline__ void store_dk_dv(bf16 *dK, bf16 *dV, int bh, int Nk, float scale)
     {
-        if (th.tid % WG == 0)
-            bulk_wait<0>();   /* the last adds are done before the block's shared memory goes */
-
         bf16 *dKb = dK + (size_t)bh * Nk * D, *dVb = dV + (size_t)bh * Nk * D;
         /* DQ_T: the keys and t read afresh (held across the loop, they spilled) */
         int keys[2] = {key[0], key[1]}, t = th.t;
@@ -1455,16 +1414,15 @@ template <int D, bool MASKED, bool DET, bool KEYS, bool WIDE = false> struct Bwd
 };
 
 /* A consumer warpgroup: its 64 keys' dK and dV over the block's query tiles, stage by stage
- * (BwdConsumer), and dQ's share added per tile. */
-template <int D, bool MASKED, bool DET, bool KEYS, bool WIDE = false>
+ * (BwdConsumer), and dQ's share staged per tile for the dQ writer. */
+template <int D, bool MASKED, bool DET, bool WIDE = false>
 __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThread &th,
-                                             const BwdBlock &blk, float *dq_acc, bf16 *dK,
-                                             bf16 *dV, int Nk, float c, float scale, int causal)
+                                             const BwdBlock &blk, bf16 *dK, bf16 *dV, int Nk,
+                                             float c, float scale, int causal)
 {
-    using Smem = BwdSmem<D, KEYS, WIDE>;
+    using Smem = BwdSmem<D, WIDE>;
     constexpr int Br = Smem::Br;
     constexpr uint32_t QT = Smem::QT, DS = Smem::DS, DS_BUFS = Smem::DS_BUFS;
-    constexpr int PIECES = Smem::PIECES;
     const int kw0 = blk.k0 + 64 * th.wg;   /* this warpgroup's first key */
     const int warp = th.warp, g = th.g;
     /* This thread's two keys (a = 0, 1) and the softmax's mask, in one compare: query q drops
@@ -1490,14 +1448,14 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
     float dv[D / 2], dk[D / 2];   /* 64 keys x D each, across the whole loop */
     float s[Br / 2], dp[Br / 2];  /* S^T, then P^T (fp32); dP^T, then dS^T */
     uint32_t pa[Br / 4], dsa[Br / 4];   /* P^T, dS^T in bf16: the A operands of dV, dK */
-    float dq[PIECES][Smem::DQ_FLOATS / WG];   /* this warpgroup's pieces of dS K (or dQ^T) */
+    float dq[Smem::DQ_FLOATS / WG];   /* this warpgroup's piece of dS K (or dQ^T) */
     float2 lse2_01[2];                      /* LSE2_EARLY: lse2's first two pairs */
 #pragma unroll
     for (int i = 0; i < D / 2; i++)
         dv[i] = dk[i] = 0.f;
     if (blk.n_iter > 0)
         mbar_wait(sm.bar_kv, 0);
-    BwdConsumer<D, MASKED, DET, KEYS, WIDE> cons = {sm, th, blk.k0, c, key, q_shift, mask_below, k_wg, v_wg,
+    BwdConsumer<D, MASKED, DET, WIDE> cons = {sm, th, blk.k0, c, key, q_shift, mask_below, k_wg, v_wg,
                                    dv, dk, s, dp, pa, dsa, dq, lse2_01};
 
     for (int i = 0; i < blk.n_iter; i++) {
@@ -1515,7 +1473,7 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
         cons.store_ds(ds_buf);
         cons.mma_dq(ds_buf);
         cons.issue_dk_wait_dq(qtile);
-        cons.add_dq(dq_acc, blk, qtile);
+        cons.stage_dq();
         cons.wait_dk(qtile);
     }
     cons.store_dk_dv(dK, dV, blk.bh, Nk, scale);
@@ -1523,13 +1481,13 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
 
 /* The backward's main kernel, as named stages: the producer's load (bwd_load), then per query
  * tile S^T and dP^T (mma_s_dp), P^T and dS^T (p_and_ds), dV and dK (mma_dv, issue_dk_wait_dq,
- * wait_dk), the dS^T store (store_ds), dQ (mma_dq, add_dq), and the epilogue (store_dk_dv).
+ * wait_dk), the dS^T store (store_ds), dQ (mma_dq, stage_dq; the writer's add: dq_writer), and the epilogue (store_dk_dv).
  * grid: ceil(Nk / 128) * B*H blocks, one per (key tile, head), in the order bwd_block says.
  * block: consumer warpgroups 0, 1 (keys 0-63, 64-127 of the tile) + the producer warpgroup 2.
  * Q, dO: tensor maps with Br-row boxes; K, V: 128-row boxes.
  * lse2, Di: [B*H, Nq_pad] fp32; dq_acc: per (head, query tile) D/64 pieces of 64 x 64 fp32 in
- * fragment order (add_dq). dK, dV: [B, H, Nk, D] bf16. */
-template <int D, bool MASKED, bool DET, bool KEYS = false, bool WIDE = false>
+ * fragment order (stage_dq). dK, dV: [B, H, Nk, D] bf16. */
+template <int D, bool MASKED, bool DET, bool WIDE = false>
 __global__ void __launch_bounds__(3 * WG, 1)
 bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
          const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
@@ -1537,9 +1495,8 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
          int *__restrict__ dq_turns, bf16 *__restrict__ dK, bf16 *__restrict__ dV, int bh_count, int Nq, int Nk, float c,
          float scale, int causal, int hps, int sms)
 {
-    static_assert(!KEYS || (D == 64 && !DET), "by keys: D = 64, not deterministic");
-    static_assert(!WIDE || (D == 128 && !KEYS), "80-row tiles: D = 128");
-    using Smem = BwdSmem<D, KEYS, WIDE>;
+    static_assert(!WIDE || D == 128, "80-row tiles: D = 128");
+    using Smem = BwdSmem<D, WIDE>;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t base = smem_u32(smem_raw);
     const uint32_t sK = (base + 1023u) & ~1023u;
@@ -1570,14 +1527,14 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
         setmaxnreg_dec<BWD_PRODUCER_REGS>();
         if (tid % WG == 0 && blk.n_iter > 0)
             bwd_load<D, DET, WIDE>(sm, blk, &tmQ, &tmK, &tmV, &tmdO, lse2, Di);
-        if (DET && warp == 1 && blk.n_iter > 0)
-            det2_store_dq<D, WIDE>(sm, blk, dq_acc, dq_turns, Nk, causal, sms, lane);
+        if (warp == 1 && blk.n_iter > 0)
+            dq_writer<D, DET, WIDE>(sm, blk, dq_acc, dq_turns, Nk, causal, sms, lane);
         return;
     }
 
     /* -------------------------------------------------------------------------- consumers */
     setmaxnreg_inc<BWD_CONSUMER_REGS>();
-    bwd_consumer<D, MASKED, DET, KEYS, WIDE>(sm, th, blk, dq_acc, dK, dV, Nk, c, scale, causal);
+    bwd_consumer<D, MASKED, DET, WIDE>(sm, th, blk, dK, dV, Nk, c, scale, causal);
 }
 
 /* dQ = scale dq_acc, to bf16, one block per 64 x 64 piece. dq_acc holds, per (head, block qb of
@@ -1961,21 +1918,18 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
     /* 2. dK, dV; dS K into dq_acc, in the shared memory BwdSmem lays out */
-    constexpr size_t smem = BwdSmem<D, false, WIDE>::BYTES;
+    constexpr size_t smem = BwdSmem<D, WIDE>::BYTES;
     int hps = bh;
     if (p->causal && bwd_heads_per_section(&hps, bh, n_kt, n_mt, Br) != ATTN_OK)
         return ATTN_ERR_CUDA;
     /* the kernel compiled without the mask where no pair is masked; the deterministic one, with
      * dQ's adds in turns (DET), masked always */
-    auto kernel = bwd_main<D, true, false, false, WIDE>;
+    auto kernel = bwd_main<D, true, false, WIDE>;
     if (p->deterministic)
-        kernel = bwd_main<D, true, true, false, WIDE>;
+        kernel = bwd_main<D, true, true, WIDE>;
     const bool unmasked = !p->causal && p->seq_k % BWD_BC == 0 && !p->deterministic;
     if (unmasked)
-        kernel = bwd_main<D, false, false, false, WIDE>;
-    if constexpr (D == 64)   /* dQ by keys on long walks (BwdTiles::KEYS_FROM) */
-        if (!p->deterministic && p->seq_q >= BwdTiles<D>::KEYS_FROM)
-            kernel = unmasked ? bwd_main<D, false, false, true> : bwd_main<D, true, false, true>;
+        kernel = bwd_main<D, false, false, WIDE>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
         cudaSuccess)
         return ATTN_ERR_CUDA;
