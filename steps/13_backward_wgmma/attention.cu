@@ -31,7 +31,7 @@
  * 3-4 % faster at D = 128 and up to 11 % at D = 64 causal than a descriptor per k-slice and a mask
  * compiled into every tile's exponentials. dQ by rows with that order took 7-12 % more off D = 64
  * where nothing is masked, and the dQ writer, taking the add and the barrier before it off the
- * consumers' path, 1-6 % more at every shape (note 13's ablation).
+ * consumers' path, 1-7 % more at every shape (note 13's ablation).
  * Not causal, D = 128 takes 80 query rows (BwdTiles<128, true>, FlashAttention-3's choice): each
  * tile's waits, barriers and dQ add are spread over 25 % more rows. wgmma's M is 64, so 80 rows
  * can only be its N: dQ is computed transposed, dQ^T = K^T dS^T, from dS stored [query][key].
