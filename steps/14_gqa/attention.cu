@@ -738,6 +738,9 @@ constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LO
  *                  reduced in L2, which Nsight Compute found 80 % busy at D = 64 that way.)
  *   DS_STMATRIX    dS^T goes to shared memory by stmatrix, not by plain stores
  *   LSE2_EARLY     lse2's first two pairs are read before the wait for S^T
+ *   DS_EARLY       dS^T is stored before dV's product is issued, not after, so its stores
+ *                  drain while dV runs (1.2-2.2 % less time at D = 64; 1-2.5 % more at D = 128,
+ *                  not causal: note 13)
  *   DQ_T           (WIDE only) dQ computed transposed, dQ^T = K^T dS^T (FlashAttention-3's
  *                  dQ_swapAB): wgmma's M is 64, so 80 query rows can only be its N
  * WIDE: D = 128 not causal (bwd_wide), deterministic or not, takes 80-row query tiles,
@@ -749,18 +752,18 @@ template <int D, bool WIDE = false> struct BwdTiles;
 template <> struct BwdTiles<128> {
     static constexpr int Br = 64;   /* registers: dK and dV take 128 per thread */
     static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, LSE2_EARLY = true;
-    static constexpr bool DQ_T = false;
+    static constexpr bool DQ_T = false, DS_EARLY = false;
 };
 template <> struct BwdTiles<64> {
     static constexpr int Br = 128;   /* twice the products per tile for the same bookkeeping */
     /* stmatrix and the early lse2 measured slower here (spills then: note 13) */
     static constexpr bool DQ_BY_COLUMNS = false, DS_STMATRIX = false, LSE2_EARLY = false;
-    static constexpr bool DQ_T = false;
+    static constexpr bool DQ_T = false, DS_EARLY = true;
 };
 template <> struct BwdTiles<128, true> {
     static constexpr int Br = 80;   /* dS^T, dP^T: 40 registers each; dQ^T's piece 40 */
     static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, LSE2_EARLY = true;
-    static constexpr bool DQ_T = true;
+    static constexpr bool DQ_T = true, DS_EARLY = false;
 };
 
 /* bwd_main's named barriers (0 is __syncthreads) */
@@ -1170,7 +1173,8 @@ struct BwdQueryTile {
 };
 
 /* A consumer warpgroup's stages, in the order a query tile runs them: mma_s_dp, p_and_ds,
- * mma_dv, store_ds, mma_dq, issue_dk_wait_dq, stage_dq, wait_dk; then, once, store_dk_dv. They
+ * mma_dv and store_ds (in the order DS_EARLY says), share_ds, mma_dq, issue_dk_wait_dq,
+ * stage_dq, wait_dk; then, once, store_dk_dv. They
  * work on the registers bwd_consumer declares, held here by reference (force-inlined, they stay
  * registers): s[4j + 2a + b] is key[a], query q0 + 8j + 2t + b, and so is dp; pa[2j + a] and
  * dsa[2j + a] are their bf16 pairs (layout: mma_sm90.cuh). */
@@ -1315,6 +1319,12 @@ template <int D, bool MASKED, bool DET, bool WIDE = false> struct BwdConsumer {
                                                         sw128_offset(key[a] - k0, j % 8) +
                                                         4 * th.t)) = dsa[2 * j + a];
         }
+    }
+
+    /* dS^T's stores, made visible to the tensor cores' reads (the async proxy), and the other
+     * warpgroup's half in: dQ's product reads both */
+    __device__ __forceinline__ void share_ds()
+    {
         fence_proxy_async_smem();
         named_bar_sync(BAR_DS_BOTH, 2 * WG);   /* both halves of dS^T are in */
     }
@@ -1482,9 +1492,15 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
 
         cons.mma_s_dp(qtile);
         cons.p_and_ds(qtile);
-        cons.mma_dv(qtile);
         const uint32_t ds_buf = sm.dS + (i % DS_BUFS) * DS;
-        cons.store_ds(ds_buf);
+        if (BwdTiles<D, WIDE>::DS_EARLY) {   /* dS^T's stores drain while dV is issued */
+            cons.store_ds(ds_buf);
+            cons.mma_dv(qtile);
+        } else {
+            cons.mma_dv(qtile);
+            cons.store_ds(ds_buf);
+        }
+        cons.share_ds();
         cons.mma_dq(ds_buf);
         cons.issue_dk_wait_dq(qtile);
         cons.stage_dq();
@@ -1495,7 +1511,7 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
 
 /* The backward's main kernel, as named stages: the producer's load (bwd_load), then per query
  * tile S^T and dP^T (mma_s_dp), P^T and dS^T (p_and_ds), dV and dK (mma_dv, issue_dk_wait_dq,
- * wait_dk), the dS^T store (store_ds), dQ (mma_dq, stage_dq; the writer's add: dq_writer), and the epilogue (store_dk_dv).
+ * wait_dk), the dS^T store (store_ds, share_ds), dQ (mma_dq, stage_dq; the writer's add: dq_writer), and the epilogue (store_dk_dv).
  * grid: ceil(Nk / 128) * B*H_kv blocks, one per (key tile, K/V head), in the order bwd_block
  * says; each walks the group = H / H_kv query heads of its K/V head.
  * block: consumer warpgroups 0, 1 (keys 0-63, 64-127 of the tile) + the producer warpgroup 2.
