@@ -3,8 +3,9 @@
 (ncu --page source --csv --print-source sass): the loop's trips (the most any HGMMA ran), the
 warp samples of the instructions that ran that often (the unmasked path), and per opcode the
 instructions a trip, the samples per trip and the 'wait' (fixed-latency dependency) samples per
-trip. Both kernels take 128 keys a trip at D = 64, so per trip is per key tile.
-    python3 by_opcode.py step12.csv.gz fa4.csv.gz"""
+trip. Both kernels take 128 keys a trip at D = 64, so per trip is per key tile (the backward's
+trip is a query tile: ../13_bwd_fa4_lines).
+    python3 by_opcode.py step12.csv.gz fa4.csv.gz [NAME_A NAME_B]   (names: step12 fa4)"""
 import csv,gzip,collections,sys
 def load(path):
     rows=list(csv.reader(gzip.open(path,'rt')))
@@ -18,7 +19,8 @@ def load(path):
         out.append((num(r,'Warp Stall Sampling (All Samples)'),num(r,'Instructions Executed'),op,{c[6:]:num(r,c) for c in rs},src))
     return out
 res={}
-for name,path in zip(('step12','fa4'),sys.argv[1:3]):
+names=sys.argv[3:5] if len(sys.argv)>4 else ['step12','fa4']
+for name,path in zip(names,sys.argv[1:3]):
     d=load(path)
     cnt=collections.Counter(e for _,e,_,_,_ in d if e>0)
     # loop count: the execution count shared by the most instructions among counts > max/4
@@ -32,8 +34,8 @@ for name,path in zip(('step12','fa4'),sys.argv[1:3]):
         ops[op]+=s; n[op]+=1; wt[op]+=st.get('wait',0)
     res[name]=(trips,tot,ls,ops,n,wt)
     print(f"{name}: trips {trips}, samples {tot}, in the unmasked loop path {ls} ({100*ls/tot:.0f} %), {len(loop)} instructions a trip, per trip {ls/trips:.4f}")
-a,b=res['step12'],res['fa4']
-print(f"loop per trip step12/fa4 {a[2]/a[0]/(b[2]/b[0]):.3f}; whole kernel {a[1]/b[1]:.3f}")
-print(f"{'op':10s} {'n12':>4s} {'nfa4':>4s} {'samples/trip 12':>16s} {'fa4':>8s} {'wait 12':>8s} {'fa4':>8s}")
+a,b=res[names[0]],res[names[1]]
+print(f"loop per trip {names[0]}/{names[1]} {a[2]/a[0]/(b[2]/b[0]):.3f}; whole kernel {a[1]/b[1]:.3f}")
+print(f"{'op':10s} {'n A':>4s} {'n B':>4s} {'samples/trip A':>16s} {'B':>8s} {'wait A':>8s} {'B':>8s}   (A {names[0]}, B {names[1]})")
 for op in sorted(set(a[3])|set(b[3]), key=lambda o:-(a[3][o]/a[0]+b[3][o]/b[0])):
     print(f"{op:10s} {a[4][op]:4d} {b[4][op]:4d} {a[3][op]/a[0]:16.4f} {b[3][op]/b[0]:8.4f} {a[5][op]/a[0]:8.4f} {b[5][op]/b[0]:8.4f}")
