@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Not yet run: Nsight Compute (clocks not locked) on step 13's backward with the dQ writer and on
+# Run 2026-12-02 on step 13 with DS_EARLY (ncu_run/: summary.txt, stalls_*.txt): Nsight Compute (clocks not locked) on step 13's backward with the dQ writer and on
 # FlashAttention-4's, at the five bar shapes where step 13 is behind it (bars.csv at 3c92f7d:
 # 0.936-0.996x), with ../13_fa4_profile/ncu.sh's sections and metrics, and the warp samples by SASS
 # line of step 13's kernel at the worst two (as ../13_bwd_stalls/run.sh takes them: stalls_*.txt).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Not yet run: the lead note 13 leaves, dS^T stored before dV's product is issued (ds_early.patch),
+# Run 2026-12-02 (next_run/; landed at D = 64 as DS_EARLY): the lead note 13 left, dS^T stored before dV's product is issued (ds_early.patch),
 # measured before the writer at 2.6-3.1 % less time at D = 64, N = 4096 not causal (variants_run,
 # de2), on the step with the writer. Builds, here (make first; ../tools/candidates.sh's NV):
 #   cp build/steps/13_backward_wgmma.so build/var13/base.so
