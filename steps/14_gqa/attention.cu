@@ -739,8 +739,8 @@ constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LO
  *   DS_STMATRIX    dS^T goes to shared memory by stmatrix, not by plain stores
  *   LSE2_EARLY     lse2's first two pairs are read before the wait for S^T
  *   DS_EARLY       dS^T is stored before dV's product is issued, not after, so its stores
- *                  drain while dV runs (1.2-2.2 % less time at D = 64; 1-2.5 % more at D = 128,
- *                  not causal: note 13)
+ *                  drain while dV runs (1.2-2.6 % less time at D = 64; 0.6-5 % more at D = 128:
+ *                  note 13)
  *   DQ_T           (WIDE only) dQ computed transposed, dQ^T = K^T dS^T (FlashAttention-3's
  *                  dQ_swapAB): wgmma's M is 64, so 80 query rows can only be its N
  * WIDE: D = 128 not causal (bwd_wide), deterministic or not, takes 80-row query tiles,
