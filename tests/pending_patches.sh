@@ -12,8 +12,9 @@ fi
 # shellcheck disable=SC2034   # the chains name their patches under $E
 E=bench/experiments
 # A new change waiting for a GPU adds its chain here ("step:patch patch ...").
-# None waits now (13_persistent's patches were measured and not kept: their README).
-chains=()
+chains=("12_three_warpgroups:$E/12_causal_align/step12.patch"
+        "13_backward_wgmma:$E/12_causal_align/step13.patch"
+        "14_gqa:$E/12_causal_align/step14.patch")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
