@@ -758,7 +758,7 @@ template <> struct BwdTiles<64> {
     static constexpr int Br = 128;   /* twice the products per tile for the same bookkeeping */
     /* stmatrix and the early lse2 measured slower here (spills then: note 13) */
     static constexpr bool DQ_BY_COLUMNS = false, DS_STMATRIX = false, LSE2_EARLY = false;
-    /* DS_EARLY: with the group's heads in the walk, 0.6-2.9 % more time not causal (note 14) */
+    /* DS_EARLY: with the group's heads in the walk, up to 2.9 % more time not causal (note 14) */
     static constexpr bool DQ_T = false, DS_EARLY = false;
 };
 template <> struct BwdTiles<128, true> {
