@@ -301,12 +301,13 @@ struct WorkTile {
  * piece ends block b, its tail piece starts block b + 1, and both use slot b of the workspace. */
 template <int Br, int Bc, bool SPLIT> struct TileScheduler {
     unsigned BH, G, Tq, n_dp, n_kt, n_whole, lo, hi, n_pieces;
-    int Nk, causal;
+    int Nk, causal, q_shift;
 
     __device__ TileScheduler(unsigned bh_count, unsigned heads_per_section, unsigned whole_tiles,
                              int Nq, int nk, int is_causal)
         : BH(bh_count), G(heads_per_section), Tq((Nq + Br - 1) / Br), n_dp(whole_tiles),
-          n_kt((nk + Bc - 1) / Bc), lo(0), hi(0), Nk(nk), causal(is_causal)
+          n_kt((nk + Bc - 1) / Bc), lo(0), hi(0), Nk(nk), causal(is_causal),
+          q_shift(is_causal && Br > Bc ? ((int)(Tq * Br) - Nq) & ~15 : 0)
     {
         const unsigned b = blockIdx.x, nb = gridDim.x, n_work = BH * Tq;   /* < 2^31: supports() */
         n_whole = b < n_dp ? (n_dp - b + nb - 1) / nb : 0;
@@ -323,13 +324,20 @@ template <int Br, int Bc, bool SPLIT> struct TileScheduler {
     __device__ unsigned n_work() const { return BH * Tq; }
     __device__ bool last(unsigned k) const { return k + 1 == n_pieces; }
 
-    /* work tile w, whole: causal, its key tiles end at its last visible key, q0 + Br - 1 */
+    /* work tile w, whole: causal, its key tiles end at its last visible key, q0 + Br - 1.
+     * Causal with 192-row tiles, the query tiles end at Nq rather than start at 0 (q_shift): the
+     * one tile that is not whole (64 of 192 rows at N = 4096) is then the first, which sees one
+     * key tile, not the last, which sees them all; its rows below 0 are zeros (TMA), never stored.
+     * Where Br = Bc the shift saves no trip (tile k sees k + 1 key tiles either way) and splits
+     * every diagonal over two key tiles, so only Br > Bc shifts. The shift is a multiple of 16,
+     * so no 16-row TMA box of O starts below row 0 and ends above it: a store box partly below 0
+     * faults (illegal instruction, measured); one wholly below 0 is skipped. */
     __device__ WorkTile tile(unsigned w) const
     {
         const unsigned sec = w / (G * Tq), r = w % (G * Tq), heads = min(G, BH - sec * G);
         WorkTile x;
         x.bh = (int)(sec * G + r % heads);
-        x.q0 = (int)(Tq - 1 - r / heads) * Br;
+        x.q0 = (int)(Tq - 1 - r / heads) * Br - q_shift;
         const int kv_end = causal ? min(Nk, x.q0 + Br) : Nk;
         x.j0 = 0;
         x.n_tiles = (kv_end + Bc - 1) / Bc;
@@ -675,12 +683,13 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
                     st_shared_u32(so + (j / 8) * tile_bytes<64>(Br) + (r16 + r) * 128 +
                                       (((j % 8) ^ (r % 8)) << 4) + 4 * t,
                                   pack_bf16(o[4 * j + 2 * a] * inv, o[4 * j + 2 * a + 1] * inv));
-                if (t == 0 && row[a] < Nq)   /* rows past Nq were computed from zero queries */
+                if (t == 0 && row[a] < Nq && row[a] >= 0)   /* rows past Nq or below 0: zero queries */
                     lseb[row[a]] = m[a] * scale + logf(l[a]);
             }
             fence_proxy_async_smem();   /* the generic proxy's writes, seen by the TMA unit */
             __syncwarp();
-            if (lane == 0 && w.q0 + r16 < Nq) {   /* a box wholly past Nq writes nothing */
+            /* a box wholly past Nq or below 0 writes nothing; TMA clips a box's rows past Nq */
+            if (lane == 0 && w.q0 + r16 < Nq && w.q0 + r16 + 16 > 0) {
 #pragma unroll
                 for (int at = 0; at < D / 64; at++)
                     tma_store_3d(&tmO, sO + at * tile_bytes<64>(Br) + r16 * 128, 64 * at,
@@ -692,8 +701,8 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         bf16 *Ob = O + (size_t)w.bh * Nq * D;
 #pragma unroll
         for (int a = 0; a < 2; a++) {
-            if (row[a] >= Nq)
-                continue;   /* rows past Nq were computed from zero queries; never stored */
+            if (row[a] >= Nq || row[a] < 0)
+                continue;   /* rows past Nq or below 0 were computed from zero queries */
             const float inv = 1.f / l[a];
             bf16 *out = Ob + (size_t)row[a] * D + 2 * t;
 #pragma unroll
