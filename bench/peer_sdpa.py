@@ -3,6 +3,7 @@
 
     python3 bench/peer_sdpa.py --sweep standard|single_head|decode --out FILE.csv
                                [--backends flash,cudnn,efficient,math,fa4] [--quick]
+                               [--steps 12,13] [--rounds R]
 
 fa4 is FlashAttention-4 (PyPI flash-attn-4, its CuTe-DSL sm90 kernels on Hopper; 4.0.0b36 with
 nvidia-cutlass-dsl 4.8.1 measured here), rows named `fa4`; it is optional: where the package is
@@ -31,8 +32,17 @@ tens of us) runs while the GPU is still busy and never lands between the two eve
 timed to pick the number of repetitions (~0.3 s in all, 3..30), then for each repetition: flush
 L2 (zero a buffer of twice its size), time just the replay with a pair of CUDA events. Median, min and max in ms; the output is checked finite again afterwards. TF32
 stays at torch's default (off).
+
+--steps adds steps of this series as backends, called through the Python door
+(python/flash_steps.py: the step's own forward or backward on preallocated outputs and
+workspace) and timed exactly as the peers are, rows named by the step's folder. With --rounds R
+the whole plan runs R times, shape by shape with every backend back to back, their order rotated
+each round, and each row ends in a column `round`: the ratio of a step to a peer is then taken
+between calls seconds apart, not between two sweeps minutes apart, which the GPU's clock drifts
+between (the bars' method: bench/experiments/tools/interleaved.py reads such a file).
 """
 import argparse
+import ctypes
 import math
 import os
 import re
@@ -129,11 +139,15 @@ def main():
     ap.add_argument("--out", required=True, help="CSV file to write")
     ap.add_argument("--backends", default=",".join(BACKENDS))
     ap.add_argument("--quick", action="store_true", help="only the sweep's lines marked quick")
+    ap.add_argument("--steps", default="", help="steps of this series too, e.g. 12,13 (through python/flash_steps.py)")
+    ap.add_argument("--rounds", type=int, default=1, help="run the plan this many times, interleaved")
     args = ap.parse_args()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     for b in backends:
         if b not in BACKENDS:
             ap.error(f"unknown backend {b!r} (choose from {','.join(BACKENDS)})")
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
 
     try:
         import torch
@@ -154,6 +168,18 @@ def main():
             log(f"peer_sdpa: FlashAttention-4 is not installed here ({type(e).__name__}: {e}); "
                 "skipping the fa4 rows (pip install flash-attn-4)")
             backends.remove("fa4")
+
+    steps = {}   # backend name "step:NN_name" -> flash_steps.Step
+    if args.steps:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+        import flash_steps
+        for spec in args.steps.split(","):
+            try:
+                s = flash_steps.load(spec.strip())
+            except (FileNotFoundError, ValueError, OSError) as e:
+                ap.error(f"--steps {spec}: {e}")
+            steps["step:" + s.name] = s
+            backends.append("step:" + s.name)
 
     forced = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
               "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
@@ -219,6 +245,39 @@ def main():
             call = lambda: (fwd(),)
         return time_call(call, side)
 
+    def step_run_on(side, s, grad, dt, b, h, nq, nk, d, causal, hkv):
+        """A step of this series through the Python door: its forward, or (after one forward for
+        O and lse) its backward, on outputs and workspace allocated once, so that the call only
+        launches and a CUDA graph can capture it. Returns (times, workspace bytes)."""
+        import flash_steps
+        q = torch.randn(b, h, nq, d, device="cuda", dtype=dtypes[dt])
+        k = torch.randn(b, hkv, nk, d, device="cuda", dtype=dtypes[dt])
+        v = torch.randn(b, hkv, nk, d, device="cuda", dtype=dtypes[dt]) + 0.5
+        p = flash_steps._problem(q, k, causal, None)
+        st, why = s.supports(p, grad)
+        if st != flash_steps.ATTN_OK:
+            raise Refused(why or "refused")
+        o, lse = flash_steps._forward(s, p, q, k, v)
+        ws = flash_steps._workspace(s, p, grad, q.device)
+        ptr = lambda: torch.cuda.current_stream().cuda_stream
+        if grad:
+            do = torch.randn_like(o)
+            dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+            def call():
+                flash_steps._check(s._backward(ctypes.byref(p), q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                                               o.data_ptr(), lse.data_ptr(), do.data_ptr(), dq.data_ptr(),
+                                               dk.data_ptr(), dv.data_ptr(), ws.data_ptr(), ptr()),
+                                   s, "backward", p)
+                return dq, dk, dv
+        else:
+            def call():
+                flash_steps._check(s._forward(ctypes.byref(p), q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                                              o.data_ptr(), lse.data_ptr(), ws.data_ptr(), ptr()),
+                                   s, "forward", p)
+                return o, lse
+        return time_call(call, side), s.workspace_bytes(p, grad)
+
     def time_call(call, side):
         """The warm-up, the repetitions' count and the timed repetitions of call on side."""
         res = call()  # warm-up (FlashAttention-4 compiles its kernel here, once per config)
@@ -245,7 +304,7 @@ def main():
         return times
 
     def run_one(backend, pas, dt, b, h, nq, nk, d, causal, hkv):
-        """Returns the list of timed milliseconds; raises Refused, OOM or anything else."""
+        """Returns (the timed milliseconds, the workspace bytes); raises Refused, OOM or else."""
         torch.manual_seed(0)
         grad = pas == "bwd"
         # Everything on one side stream: the graph is captured there, and autograd runs a
@@ -254,8 +313,10 @@ def main():
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
             if backend == "fa4":
-                return fa4_run_on(side, grad, dt, b, h, nq, nk, d, causal, hkv)
-            return run_on(side, backend, grad, dt, b, h, nq, nk, d, causal, hkv)
+                return fa4_run_on(side, grad, dt, b, h, nq, nk, d, causal, hkv), 0
+            if backend in steps:
+                return step_run_on(side, steps[backend], grad, dt, b, h, nq, nk, d, causal, hkv)
+            return run_on(side, backend, grad, dt, b, h, nq, nk, d, causal, hkv), 0
 
     def run_on(side, backend, grad, dt, b, h, nq, nk, d, causal, hkv):
         q = torch.randn(b, h, nq, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
@@ -289,21 +350,25 @@ def main():
                 call = lambda: (sdpa(q, k, v, is_causal=bool(causal), **gqa),)
             return time_call(call, side)
 
-    plan = [(be, c) for c in configs(sweeps, args.sweep, args.quick) for be in backends]
+    # Round r runs each shape's backends back to back, their order rotated by r.
+    plan = [(r, be, c) for r in range(args.rounds) for c in configs(sweeps, args.sweep, args.quick)
+            for be in backends[r % len(backends):] + backends[:r % len(backends)]]
     # Progress counts work in FLOPs (as the C sweep does), so big shapes weigh in the estimate.
-    total_work, done_work = sum(flops(c[0], *c[2:]) for _, c in plan), 0.0
+    total_work, done_work = sum(flops(c[0], *c[2:]) for _, _, c in plan), 0.0
     t0 = time.time()
     with open(args.out, "w") as f:
-        print(HEADER, file=f, flush=True)
-        for i, (be, (pas, dt, b, h, nq, nk, d, causal, hkv)) in enumerate(plan, 1):
-            step = "fa4" if be == "fa4" else f"sdpa_{be}"
+        print(HEADER + (",round" if args.rounds > 1 else ""), file=f, flush=True)
+        for i, (rnd, be, (pas, dt, b, h, nq, nk, d, causal, hkv)) in enumerate(plan, 1):
+            step = "fa4" if be == "fa4" else be[5:] if be in steps else f"sdpa_{be}"
             shape = f"D={d} N={nq}" if nq == nk else f"D={d} Nq={nq} Nk={nk}"
             if hkv != h or b != 4 or h != 8:
                 shape = f"B={b} H={h} H_kv={hkv} " + shape
             what = f"{step} {pas} {dt} {shape} causal={causal}"
-            cols, status, gbps = ",,,", "ok", ""
+            if args.rounds > 1:
+                what += f" (round {rnd + 1})"
+            cols, status, gbps, ws = ",,,", "ok", "", 0
             try:
-                times = run_one(be, pas, dt, b, h, nq, nk, d, causal, hkv)
+                times, ws = run_one(be, pas, dt, b, h, nq, nk, d, causal, hkv)
                 med = statistics.median(times)
                 tf = flops(pas, b, h, nq, nk, d, causal) / (med * 1e-3) / 1e12
                 gbps = f"{kv_bytes(dt, b, nk, d, hkv) / (med * 1e-3) / 1e9:.1f}"
@@ -320,8 +385,8 @@ def main():
             graphs.clear()
             if status == "oom":
                 torch.cuda.empty_cache()
-            print(f"{gpu},{step},{pas},{dt},{b},{h},{nq},{nk},{d},{causal},{cols},0,{status},{hkv},{gbps}",
-                  file=f, flush=True)
+            print(f"{gpu},{step},{pas},{dt},{b},{h},{nq},{nk},{d},{causal},{cols},{ws},{status},{hkv},{gbps}"
+                  + (f",{rnd + 1}" if args.rounds > 1 else ""), file=f, flush=True)
             done_work += flops(pas, b, h, nq, nk, d, causal)
             elapsed = time.time() - t0
             left = elapsed / done_work * (total_work - done_work)

@@ -1,0 +1,24 @@
+#!/usr/bin/env python3
+"""interleaved: the ratios of our steps to the peers from bench/peer_sdpa.py --steps ... --rounds R
+(rows of one shape and round ran back to back). Per pass and shape: each backend's median
+TFLOP/s over the rounds, then each step over each peer, the median ratio of the rounds and their
+range (a ratio per round, from the same round's rows).
+    python3 interleaved.py FILE.csv"""
+import csv, collections, statistics, sys
+
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok"]
+tf = collections.defaultdict(dict)   # (pass, shape) -> {(step, round): tflops}
+for r in rows:
+    shape = f"{r['batch']},{r['heads']},{r['seq_q']},{r['seq_k']},{r['head_dim']}" + (",c" if r["causal"] == "1" else "")
+    tf[(r["pass"], shape)][(r["step"], r.get("round", "1"))] = float(r["tflops"])
+ours = lambda s: s[:2].isdigit()
+for key in sorted(tf, key=lambda k: (k[0], k[1])):
+    d = tf[key]
+    names = sorted({s for s, _ in d})
+    med = {s: statistics.median(v for (x, _), v in d.items() if x == s) for s in names}
+    print(f"{key[0]} {key[1]}: " + ", ".join(f"{s} {med[s]:.1f}" for s in names))
+    for s in filter(ours, names):
+        for peer in (n for n in names if not ours(n)):
+            rs = [d[(s, rd)] / d[(peer, rd)] for (x, rd) in d if x == s and (peer, rd) in d]
+            if rs:
+                print(f"    {s} / {peer}: {statistics.median(rs):.3f} ({min(rs):.3f}-{max(rs):.3f}, {len(rs)} rounds)")
