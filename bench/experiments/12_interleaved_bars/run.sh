@@ -10,6 +10,8 @@
 #   call 1, carry .carry build/fa4s1:  run.sh 1
 #   call 2, carry .carry build/fa4s2:  run.sh 2 OUT   (install, the forward: ~5 min)
 #   call 3, carry .carry:              run.sh 3 OUT   (the backward, then the old sweep: ~6 min)
+# With ATTN_STEPS_DIR set (e.g. to ../tools/candidates.sh's steps_with of a build waiting to land,
+# such as ../13_mask_late's ml13.so), the steps are timed from there, in both methods.
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 # shellcheck source=../tools/candidates.sh
@@ -29,7 +31,7 @@ case ${1:-} in
     tar xJf .carry/b.txz
     bars_interleaved "$o" 3 cudnn,fa4 bwd
     cat "$o/interleaved.txt"
-    mkdir -p "$o/sweep" && bars_run "$o/sweep" build/steps "the bars sweep as before, for comparison"
+    mkdir -p "$o/sweep" && bars_run "$o/sweep" "${ATTN_STEPS_DIR:-build/steps}" "the bars sweep as before, for comparison"
     tail -n 3 "$o/sweep/bars.log"
     ;;
 *) sed -n 2,12p "$0"; exit 2 ;;
