@@ -35,7 +35,7 @@ d=$(steps_with 13_backward_wgmma=$v/ml13.so 14_gqa=$v/ml14.so)
     quick_runs "$d" 14 "--backward --inputs far" "2,8,1000,1000,128,2 --causal" 2,8,777,1500,64,4
 } >"$o/checks.txt" 2>&1
 # shellcheck disable=SC2086
-timeout -k 5 200 build/v15/ab --backward --rounds 4 --reps 8 $BAR_SHAPES \
+timeout -k 5 150 build/v15/ab --backward --rounds 3 --reps 6 $BAR_SHAPES \
     --shape 4,8,8192,8192,128,c --shape 4,8,4000,4000,128 \
     $v/base.so $v/ml13.so >"$o/ab.csv" 2>"$o/ab.log"
 ab_ratios "$o/ab.csv" | tee "$o/ab_ratios.txt"
@@ -46,9 +46,9 @@ ab_ratios "$o/ab14.csv" | tee "$o/ab14_ratios.txt"
 g=$(mktemp -d)   # the grids on step 00 (their reference) and the two patched steps alone
 ln -s "$PWD/build/steps/00_materialized.so" "$g/"
 for s in 13_backward_wgmma 14_gqa; do ln -s "$d/$s.so" "$g/"; done
-{ ATTN_STEPS_DIR=$g timeout -k 5 250 build/tests/gpu --verbose --filter 'gpu/grid_*'
+{ ATTN_STEPS_DIR=$g timeout -k 5 230 build/tests/gpu --verbose --filter 'gpu/grid_*'
   echo "[exit status $?]"; } >"$o/grids.txt" 2>&1 &
-{ ATTN_STEPS_DIR=$d TOOLS="memcheck racecheck" timeout -k 5 250 bench/sanitize.sh 13
+{ ATTN_STEPS_DIR=$d TOOLS="memcheck racecheck" timeout -k 5 230 bench/sanitize.sh 13
   echo "[exit status $?]"; } >"$o/sanitize.txt" 2>&1 &
 wait
 grep -hE "Synthesis|exit status" "$o/grids.txt" | head -4
