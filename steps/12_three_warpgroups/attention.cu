@@ -320,13 +320,13 @@ struct WorkTile {
  * piece ends block b, its tail piece starts block b + 1, and both use slot b of the workspace. */
 template <int Br, int Bc, bool SPLIT> struct TileScheduler {
     unsigned BH, G, Tq, n_dp, n_kt, n_whole, lo, hi, n_pieces;
-    int Nk, causal, q_shift;
+    int Nk, causal, q_pad;
 
     __device__ TileScheduler(unsigned bh_count, unsigned heads_per_section, unsigned whole_tiles,
                              int Nq, int nk, int is_causal)
         : BH(bh_count), G(heads_per_section), Tq((Nq + Br - 1) / Br), n_dp(whole_tiles),
           n_kt((nk + Bc - 1) / Bc), lo(0), hi(0), Nk(nk), causal(is_causal),
-          q_shift(is_causal && Br > Bc ? ((int)(Tq * Br) - Nq) & ~15 : 0)
+          q_pad(is_causal && Br > Bc ? ((int)(Tq * Br) - Nq) & ~15 : 0)
     {
         const unsigned b = blockIdx.x, nb = gridDim.x, n_work = BH * Tq;   /* < 2^31: supports() */
         n_whole = b < n_dp ? (n_dp - b + nb - 1) / nb : 0;
@@ -344,11 +344,12 @@ template <int Br, int Bc, bool SPLIT> struct TileScheduler {
     __device__ bool last(unsigned k) const { return k + 1 == n_pieces; }
 
     /* work tile w, whole: causal, its key tiles end at its last visible key, q0 + Br - 1.
-     * Causal with 192-row tiles, the query tiles end at Nq rather than start at 0 (q_shift): the
-     * one tile that is not whole (64 of 192 rows at N = 4096) is then the first, which sees one
-     * key tile, not the last, which sees them all; its rows below 0 are zeros (TMA), never stored.
+     * Causal with 192-row tiles, the query tiles end at Nq rather than start at 0 (q_pad rows of
+     * padding before row 0): the one tile that is not whole (64 of 192 rows at N = 4096) is then the
+     * first, which sees one key tile, not the last, which sees them all; its rows below 0 are zeros
+     * (TMA), never stored.
      * Where Br = Bc the shift saves no trip (tile k sees k + 1 key tiles either way) and splits
-     * every diagonal over two key tiles, so only Br > Bc shifts. The shift is a multiple of 16,
+     * every diagonal over two key tiles, so only Br > Bc shifts. The padding is a multiple of 16,
      * so no 16-row TMA box of O starts below row 0 and ends above it: a store box partly below 0
      * faults (illegal instruction, measured); one wholly below 0 is skipped. */
     __device__ WorkTile tile(unsigned w) const
@@ -356,7 +357,7 @@ template <int Br, int Bc, bool SPLIT> struct TileScheduler {
         const unsigned sec = w / (G * Tq), r = w % (G * Tq), heads = min(G, BH - sec * G);
         WorkTile x;
         x.bh = (int)(sec * G + r % heads);
-        x.q0 = (int)(Tq - 1 - r / heads) * Br - q_shift;
+        x.q0 = (int)(Tq - 1 - r / heads) * Br - q_pad;
         const int kv_end = causal ? min(Nk, x.q0 + Br) : Nk;
         x.j0 = 0;
         x.n_tiles = (kv_end + Bc - 1) / Bc;
