@@ -31,6 +31,10 @@
  *     beside Q; tiles still go out heaviest first to whichever block frees up first, as the
  *     hardware hands out a grid's blocks. Launch by launch: 4-8 % less time at N = 2048-4096,
  *     2 % at 8192, 0-1 % at 16384 (bench/experiments/12_dyn_causal).
+ *   - Causal 192-row tiles end at Nq (TileScheduler's q_pad), so the one partial tile is the
+ *     first, which sees one key tile, not the last, which sees them all: 5.5 % fewer key-tile
+ *     trips at N = 4096, measured 4-6 % less time at N = 2048-4096, ~1 % beyond
+ *     (bench/experiments/12_causal_align).
  * Four changes to what the machine code does with steps 10-11's loop and epilogue, found by reading
  * this step's SASS beside FlashAttention-4's (bench/experiments/12_fa4_sass, 12_descriptors):
  *   - wgmma descriptors: issue_qk and issue_pv build one descriptor per operand tile and add
