@@ -1233,22 +1233,6 @@ template <int D, bool MASKED, bool DET, bool WIDE = false> struct BwdConsumer {
                 s[4 * j + 2 * a + 1] = ex2_approx(fmaf(s[4 * j + 2 * a + 1], c, -lse2_j.y));
             }
         }
-        /* The mask on its own, after the exponentials, behind a branch the whole warpgroup takes
-         * alike: a tile with nothing to mask skips it (in line with the exponentials, ptxas turns
-         * it into a compare and a select per score, run on every tile) */
-        if (MASKED && q0 < mask_below) {
-            const int qs0 = q0 + q_shift;
-#pragma unroll
-            for (int j = 0; j < Br / 8; j++)
-#pragma unroll
-                for (int a = 0; a < 2; a++) {
-                    const int qs = qs0 + 8 * j + 2 * t;
-                    if (key[a] > qs)
-                        s[4 * j + 2 * a] = 0.f;
-                    if (key[a] > qs + 1)
-                        s[4 * j + 2 * a + 1] = 0.f;
-                }
-        }
         /* dS^T = P^T o (dP^T - Di) */
         wgmma_wait<0>();
         reg_fence(dp);
@@ -1261,10 +1245,39 @@ template <int D, bool MASKED, bool DET, bool WIDE = false> struct BwdConsumer {
                 dp[4 * j + 2 * a + 1] = s[4 * j + 2 * a + 1] * (dp[4 * j + 2 * a + 1] - di.y);
             }
         }
+        mask(q0, t);
 #pragma unroll
         for (int x = 0; x < Br / 4; x++) {
             pa[x] = pack_bf16(s[2 * x], s[2 * x + 1]);
             dsa[x] = pack_bf16(dp[2 * x], dp[2 * x + 1]);
+        }
+    }
+
+    /* The mask on its own, behind a branch the whole warpgroup takes alike: a tile with nothing
+     * to mask skips it (in line, ptxas turns it into a compare and a select per score, run on
+     * every tile). P^T and dS^T set to 0 where key[a] is masked for the query, by a select: an
+     * inf there (a padded key's 2^(0 - lse2) on a row far below zero) and the NaN dS^T made from
+     * it go too. It runs after dS^T, not before the wait for dP^T: ptxas keeps all code before a
+     * branch in front of it, so there the branch held all 32 exponentials back to back; after
+     * dS^T they spread among its FADDs and FMULs, as FlashAttention-4's are (note 13). */
+    __device__ __forceinline__ void mask(int q0, int t)
+    {
+        if (MASKED && q0 < mask_below) {
+            const int qs0 = q0 + q_shift;
+#pragma unroll
+            for (int j = 0; j < Br / 8; j++)
+#pragma unroll
+                for (int a = 0; a < 2; a++) {
+                    const int qs = qs0 + 8 * j + 2 * t;
+                    if (key[a] > qs) {
+                        s[4 * j + 2 * a] = 0.f;
+                        dp[4 * j + 2 * a] = 0.f;
+                    }
+                    if (key[a] > qs + 1) {
+                        s[4 * j + 2 * a + 1] = 0.f;
+                        dp[4 * j + 2 * a + 1] = 0.f;
+                    }
+                }
         }
     }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Not yet run. The backward's mask after dS^T (MASK_LATE, stepNN.patch): in the kernels with a
-# mask (causal, or Nk not a multiple of 128), the branch that skips the mask on tiles with nothing
-# to mask held all 32 exponentials before it, back to back (22-41 MUFU in a row in the SASS);
+# Run 2026-12-02 and landed (README.md); the patches apply to c7799f2, not to the steps since.
+# The backward's mask after dS^T (MASK_LATE, stepNN.patch): in the kernels with a mask
+# (causal, or Nk not a multiple of 128), the branch that skips the mask on tiles with nothing to
+# mask held all 32 exponentials before it, back to back (22-41 MUFU in a row in the SASS);
 # after dS^T, ptxas spreads them among dS^T's FADDs and FMULs past the wait for dP^T (at most 3
 # in a row), FlashAttention-4's schedule. The kernels without a mask are the same SASS. Step 13's
 # loop at D = 128 causal drew 0.021 warp samples a trip at its exponentials, FlashAttention-4's
