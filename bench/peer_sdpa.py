@@ -3,7 +3,7 @@
 
     python3 bench/peer_sdpa.py --sweep standard|single_head|decode --out FILE.csv
                                [--backends flash,cudnn,efficient,math,fa4] [--quick]
-                               [--steps 12,13] [--rounds R]
+                               [--steps 12,13] [--rounds R] [--inputs randn|uniform]
 
 fa4 is FlashAttention-4 (PyPI flash-attn-4, its CuTe-DSL sm90 kernels on Hopper; 4.0.0b36 with
 nvidia-cutlass-dsl 4.8.1 measured here), rows named `fa4`; it is optional: where the package is
@@ -40,6 +40,11 @@ the whole plan runs R times, shape by shape with every backend back to back, the
 each round, and each row ends in a column `round`: the ratio of a step to a peer is then taken
 between calls seconds apart, not between two sweeps minutes apart, which the GPU's clock drifts
 between (the bars' method: bench/experiments/tools/interleaved.py reads such a file).
+
+Inputs: --inputs randn (the default) draws Q, K, dO from torch.randn and V from torch.randn + 0.5,
+for every backend; --inputs uniform draws them as `attn bench` does (common/tensor.c,
+inputs_make_fast: uniform with variance 1, means 0.1, -0.05, 0.5 and 0.25 for Q, K, V and dO), so
+that a step timed here and by `attn bench` sees the same kind of data.
 """
 import argparse
 import ctypes
@@ -141,6 +146,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="only the sweep's lines marked quick")
     ap.add_argument("--steps", default="", help="steps of this series too, e.g. 12,13 (through python/flash_steps.py)")
     ap.add_argument("--rounds", type=int, default=1, help="run the plan this many times, interleaved")
+    ap.add_argument("--inputs", choices=("randn", "uniform"), default="randn",
+                    help="randn (default), or uniform as attn bench draws them")
     args = ap.parse_args()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     for b in backends:
@@ -184,6 +191,17 @@ def main():
     forced = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
               "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
     dtypes = {"bf16": torch.bfloat16, "fp32": torch.float32}
+    means = {"q": 0.1, "k": -0.05, "v": 0.5, "do": 0.25}   # attn bench's (inputs_make_fast)
+
+    def rnd(which, *shape, dt="bf16", like=None):
+        """One input tensor: randn (V: + 0.5), or uniform with variance 1 and attn bench's mean."""
+        if like is not None:
+            shape, dt = like.shape, {v: k for k, v in dtypes.items()}[like.dtype]
+        if args.inputs == "uniform":
+            x = (torch.rand(*shape, device="cuda", dtype=torch.float32) * 2 - 1) * math.sqrt(3.0)
+            return (x + means[which]).to(dtypes[dt])
+        x = torch.randn(*shape, device="cuda", dtype=dtypes[dt])
+        return x + 0.5 if which == "v" else x
     gpu = torch.cuda.get_device_name().replace(",", " ")
     l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (256 << 20)
     flush_buf = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
@@ -225,9 +243,9 @@ def main():
         """FlashAttention-4's call: [B, N, H, D] tensors, K and V with H_kv heads (its native
         grouped-query attention); a refusal (its asserts and ValueErrors, e.g. an unsupported
         dtype or head dim) raises Refused."""
-        q = torch.randn(b, nq, h, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
-        k = torch.randn(b, nk, hkv, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
-        v = (torch.randn(b, nk, hkv, d, device="cuda", dtype=dtypes[dt]) + 0.5).requires_grad_(grad)
+        q = rnd("q", b, nq, h, d, dt=dt).requires_grad_(grad)
+        k = rnd("k", b, nk, hkv, d, dt=dt).requires_grad_(grad)
+        v = rnd("v", b, nk, hkv, d, dt=dt).requires_grad_(grad)
 
         def fwd():
             r = fa4(q, k, v, causal=bool(causal))
@@ -239,7 +257,7 @@ def main():
         except (AssertionError, ValueError, NotImplementedError, TypeError) as e:
             raise Refused((str(e).strip().splitlines() or [type(e).__name__])[0]) from None
         if grad:
-            d_o = torch.randn_like(out)
+            d_o = rnd("do", like=out)
             call = lambda: torch.autograd.grad(out, (q, k, v), d_o, retain_graph=True)
         else:
             call = lambda: (fwd(),)
@@ -250,9 +268,9 @@ def main():
         O and lse) its backward, on outputs and workspace allocated once, so that the call only
         launches and a CUDA graph can capture it. Returns (times, workspace bytes)."""
         import flash_steps
-        q = torch.randn(b, h, nq, d, device="cuda", dtype=dtypes[dt])
-        k = torch.randn(b, hkv, nk, d, device="cuda", dtype=dtypes[dt])
-        v = torch.randn(b, hkv, nk, d, device="cuda", dtype=dtypes[dt]) + 0.5
+        q = rnd("q", b, h, nq, d, dt=dt)
+        k = rnd("k", b, hkv, nk, d, dt=dt)
+        v = rnd("v", b, hkv, nk, d, dt=dt)
         p = flash_steps._problem(q, k, causal, None)
         st, why = s.supports(p, grad)
         if st != flash_steps.ATTN_OK:
@@ -261,7 +279,7 @@ def main():
         ws = flash_steps._workspace(s, p, grad, q.device)
         ptr = lambda: torch.cuda.current_stream().cuda_stream
         if grad:
-            do = torch.randn_like(o)
+            do = rnd("do", like=o)
             dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
             def call():
@@ -319,9 +337,9 @@ def main():
             return run_on(side, backend, grad, dt, b, h, nq, nk, d, causal, hkv), 0
 
     def run_on(side, backend, grad, dt, b, h, nq, nk, d, causal, hkv):
-        q = torch.randn(b, h, nq, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
-        k = torch.randn(b, hkv, nk, d, device="cuda", dtype=dtypes[dt], requires_grad=grad)
-        v = (torch.randn(b, hkv, nk, d, device="cuda", dtype=dtypes[dt]) + 0.5).requires_grad_(grad)
+        q = rnd("q", b, h, nq, d, dt=dt).requires_grad_(grad)
+        k = rnd("k", b, hkv, nk, d, dt=dt).requires_grad_(grad)
+        v = rnd("v", b, hkv, nk, d, dt=dt).requires_grad_(grad)
         # grouped-query attention: SDPA broadcasts K and V over the groups itself (enable_gqa);
         # only asked for where H_kv < H, so the multi-head calls are the ones measured before
         gqa = {"enable_gqa": True} if hkv != h else {}
@@ -344,7 +362,7 @@ def main():
                 mine = [w for w in why if re.search(BACKEND_WORDS[backend], w, re.I)]
                 raise Refused(" ".join((mine or why)[:4]) or msg) from None
             if grad:
-                d_o = torch.randn_like(out)
+                d_o = rnd("do", like=out)
                 call = lambda: torch.autograd.grad(out, (q, k, v), d_o, retain_graph=True)
             else:
                 call = lambda: (sdpa(q, k, v, is_causal=bool(causal), **gqa),)

@@ -35,6 +35,13 @@ says how the number is made, from the files of bench/results/<gpu>/ (h200 unless
                            (gbps, decode_range) from its decode.csv and peers_decode.csv,
                            instead: a folder of one run (an experiment's), relative to the
                            repository, for ratios that must come from one run
+    irange A B PASS [D=64,128] [N=4096,16384] [causal=0,1]
+                           as range, from interleaved_PASS.csv (bench/peer_sdpa.py --steps
+                           --rounds: steps and peers through one harness, on the same inputs,
+                           each shape's calls back to back): per shape the median over rounds of
+                           the same round's ratio, then their min-max
+    imet A B PASS BAR [D=..] [N=..] [causal=..]
+                           how many of those shapes have that median ratio >= BAR: "3 of 8"
     gbps A B,H,Nq,Nk,D[,H_kv]
                            GB/s of K and V read by A (a step or peer) at that decode shape, from
                            decode.csv and peers_decode.csv (their gbps column), "4,312"
@@ -132,6 +139,18 @@ class Results:
                         self._rates[key] = float(row["tflops"])   # the last row of a shape wins
         return self._rates
 
+    def interleaved(self, p):
+        """{(step, D, N, causal): [(round, tflops)]} of interleaved_PASS.csv."""
+        out = {}
+        with open(self.path("interleaved_%s.csv" % p), newline="") as f:
+            for row in csv.DictReader(f):
+                if (row.get("status") != "ok" or row["pass"] != p or row["dtype"] != "bf16"
+                        or row["seq_q"] != row["seq_k"] or not row["tflops"]):
+                    continue
+                key = (row["step"], int(row["head_dim"]), int(row["seq_q"]), int(row["causal"]))
+                out.setdefault(key, []).append((row.get("round", "1"), float(row["tflops"])))
+        return out
+
     def decode_rates(self):
         """{(step, (B, H, Nq, Nk, D, H_kv)): gbps} of the decode sweep and its peers."""
         if getattr(self, "_decode", None) is None:
@@ -220,6 +239,25 @@ def value(key, res):
              if (a, p, d, n, c) in rates and (b, p, d, n, c) in rates]
         if not r:
             raise ValueError("no shape has both %s and %s" % (a, b))
+        return fmt_range(r)
+    if kind in ("irange", "imet"):
+        bar = float(args.pop(3)) if kind == "imet" else None
+        rows = res.interleaved(args[2])
+        names = {k[0] for k in rows}
+        a, b = res.step_name(args[0], names), res.step_name(args[1], names)
+        o = parse_opts(args[3:])
+        r = []
+        for d in o["D"]:
+            for n in o["N"]:
+                for c in o["causal"]:
+                    rb = dict(rows.get((b, d, n, c), []))
+                    x = sorted(t / rb[rd] for rd, t in rows.get((a, d, n, c), []) if rd in rb)
+                    if x:
+                        r.append(x[len(x) // 2] if len(x) % 2 else (x[len(x) // 2 - 1] + x[len(x) // 2]) / 2)
+        if not r:
+            raise ValueError("no interleaved shape has both %s and %s" % (a, b))
+        if kind == "imet":
+            return "%d of %d" % (sum(1 for x in r if round(x, 3) >= bar), len(r))
         return fmt_range(r)
     if kind in ("gbps", "decode_range"):
         rates = res.decode_rates()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Not yet run. The bars measured as the issues ask, steps and peers interleaved: bench/peer_sdpa.py
+# Run 2026-12-02 (README.md). The bars measured as the issues ask, steps and peers interleaved: bench/peer_sdpa.py
 # times step 12's forward and step 13's backward through the Python door (--steps) beside SDPA
 # cuDNN and FlashAttention-4, three rounds, each shape's calls back to back, the order rotated
 # each round (--rounds); the ratios per round from ../tools/interleaved.py. The bars sweep as

@@ -4,7 +4,9 @@
  * round, the variants take turns launch by launch (--reps each, L2 flushed before each launch),
  * so a drift of the GPU's clock under sustained load moves all variants alike; each row is one
  * variant's median of one round.
- *   ab [--backward] [--rounds R] [--reps N] --shape B,H,Nq,Nk,D[,c] ... A.so B.so[:det] ...
+ *   ab [--backward] [--rounds R] [--reps N] [--normal] --shape B,H,Nq,Nk,D[,c] ... A.so B.so[:det] ...
+ * The inputs are attn bench's (uniform, inputs_make_fast) unless --normal: attn check's normal
+ * inputs (Gaussian, inputs_make), to see whether the data moves the time.
  * A variant named X.so:det runs X.so with the problem's deterministic = 1.
  * With AB_TRACE_DIR set, a variant whose .so exports attn_trace_dump(path) (a build with a
  * timeline trace, e.g. ../12_fwd_timeline) runs once more after the rounds of each shape and
@@ -37,7 +39,7 @@ static attn_status launch(void *c_, cudaStream_t st)
 
 int main(int argc, char **argv)
 {
-    int bwd = 0, rounds = 3, reps = 20, nshape = 0, nvar = 0;
+    int bwd = 0, rounds = 3, reps = 20, nshape = 0, nvar = 0, normal = 0;
     attn_problem shapes[32];
     const attn_step *var[16];
     const char *vname[16];
@@ -47,6 +49,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--backward"))
             bwd = 1;
+        else if (!strcmp(argv[i], "--normal"))
+            normal = 1;
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
@@ -84,7 +88,7 @@ int main(int argc, char **argv)
         }
     }
     if (!nshape || !nvar)
-        return fprintf(stderr, "usage: ab [--backward] [--rounds R] [--reps N] --shape S ... A.so ...\n"), 2;
+        return fprintf(stderr, "usage: ab [--backward] [--rounds R] [--reps N] [--normal] --shape S ... A.so ...\n"), 2;
     gpu_timer t;
     cudaStream_t stream;
     if (!cuda_ok(cudaStreamCreate(&stream), "stream") || !timer_init(&t, stream))
@@ -95,7 +99,7 @@ int main(int argc, char **argv)
         attn_problem pdet = *p;
         pdet.deterministic = 1;
         host_inputs in;
-        if (!inputs_make_fast(&in, p, 1234 + si))
+        if (!(normal ? inputs_make(&in, p, INPUT_NORMAL, 1234 + si) : inputs_make_fast(&in, p, 1234 + si)))
             return 1;
         size_t ws = 0;
         for (int v = 0; v < nvar; v++) {
