@@ -10,7 +10,8 @@
 #   call 2, carry .carry build/fa4s2: run.sh 2 OUT   FlashAttention-4 installed; the bars
 #                                     interleaved through the Python door (steps, cuDNN, FA4),
 #                                     randn then uniform inputs (bench/peer_sdpa.py --inputs),
-#                                     forward and backward (~5 min with the install)
+#                                     forward and backward; then the six decode bars interleaved,
+#                                     step 15 beside flash, cuDNN and FA4 (~6 min with the install)
 # Both calls sample the SM clock, power and temperature (nvidia-smi, every 200 ms, smi.csv) and
 # write the start of each phase (phases.txt). Prediction: if the data sets the clock, Gaussian
 # inputs slow the steps in ab by about the door's gap and uniform inputs speed every backend up
@@ -60,6 +61,14 @@ case $1 in
                 >>"$o/door_ratios.txt" 2>&1
         done
     done
+    # the six decode bars the same way (step 15 beside SDPA's flash and cuDNN and FA4; memory-bound,
+    # so the data should not matter there): where the decode bars stand when timed interleaved
+    phase "door decode"
+    timeout -k 5 150 python3 bench/peer_sdpa.py --sweep decode --quick --backends flash,cudnn,fa4 \
+        --steps 15 --rounds 3 --out "$o/door_decode.csv" 2>>"$o/door.log"
+    echo "door decode rc $?" >>"$o/door.log"
+    { echo "== decode randn"; python3 bench/experiments/tools/interleaved.py "$o/door_decode.csv"; } \
+        >>"$o/door_ratios.txt" 2>&1
     cat "$o/door_ratios.txt"
     ;;
 *) sed -n 2,22p "$0"; exit 2 ;;
