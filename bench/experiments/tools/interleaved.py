@@ -2,15 +2,20 @@
 """interleaved: the ratios of our steps to the peers from bench/peer_sdpa.py --steps ... --rounds R
 (rows of one shape and round ran back to back). Per pass and shape: each backend's median
 TFLOP/s over the rounds, then each step over each peer, the median ratio of the rounds and their
-range (a ratio per round, from the same round's rows).
+range (a ratio per round, from the same round's rows); then each backend's spread within its
+calls, the median over rounds of ms_median / ms_min (a call whose repetitions ran at two clocks
+shows it: 1.00 when they all ran alike).
     python3 interleaved.py FILE.csv"""
 import csv, collections, statistics, sys
 
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok"]
 tf = collections.defaultdict(dict)   # (pass, shape) -> {(step, round): tflops}
+spread = collections.defaultdict(list)   # (pass, shape, step) -> [ms_median / ms_min]
 for r in rows:
     shape = f"{r['batch']},{r['heads']},{r['seq_q']},{r['seq_k']},{r['head_dim']}" + (",c" if r["causal"] == "1" else "")
     tf[(r["pass"], shape)][(r["step"], r.get("round", "1"))] = float(r["tflops"])
+    if float(r["ms_min"]) > 0:
+        spread[(r["pass"], shape, r["step"])].append(float(r["ms_median"]) / float(r["ms_min"]))
 ours = lambda s: s[:2].isdigit()
 for key in sorted(tf, key=lambda k: (k[0], k[1])):
     d = tf[key]
@@ -22,3 +27,5 @@ for key in sorted(tf, key=lambda k: (k[0], k[1])):
             rs = [d[(s, rd)] / d[(peer, rd)] for (x, rd) in d if x == s and (peer, rd) in d]
             if rs:
                 print(f"    {s} / {peer}: {statistics.median(rs):.3f} ({min(rs):.3f}-{max(rs):.3f}, {len(rs)} rounds)")
+    print("    spread (median / min): " + ", ".join(
+        f"{s} {statistics.median(spread[(key[0], key[1], s)]):.3f}" for s in names if spread[(key[0], key[1], s)]))
