@@ -12,7 +12,8 @@ fi
 # shellcheck disable=SC2034   # the chains name their patches under $E
 E=bench/experiments
 # A new change waiting for a GPU adds its chain here ("step:patch patch ...").
-chains=("12_three_warpgroups:$E/12_pin_partial/pin.patch")
+chains=("12_three_warpgroups:$E/12_pin_partial/pin.patch"
+        "13_backward_wgmma:$E/13_lse2_shfl/shfl.patch")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
