@@ -41,7 +41,8 @@ says how the number is made, from the files of bench/results/<gpu>/ (h200 unless
                            each shape's calls back to back): per shape the median over rounds of
                            the same round's ratio, then their min-max
     imet A B PASS BAR [D=..] [N=..] [causal=..]
-                           how many of those shapes have that median ratio >= BAR: "3 of 8"
+                           how many of those shapes have that median ratio, rounded to three
+                           decimals as interleaved.py prints it, >= BAR: "3 of 8"
     gbps A B,H,Nq,Nk,D[,H_kv]
                            GB/s of K and V read by A (a step or peer) at that decode shape, from
                            decode.csv and peers_decode.csv (their gbps column), "4,312"
