@@ -13,7 +13,7 @@
 #                                     forward and backward; then the six decode bars interleaved,
 #                                     step 15 beside flash, cuDNN and FA4 (~6 min with the install)
 # Both calls sample the SM clock, power and temperature (nvidia-smi, every 200 ms, smi.csv) and
-# write the start of each phase (phases.txt). Prediction: if the data sets the clock, Gaussian
+# write the start of each phase (phases.txt); summary.py DIR1 DIR2 reads both calls' files here. Prediction: if the data sets the clock, Gaussian
 # inputs slow the steps in ab by about the door's gap and uniform inputs speed every backend up
 # in the door alike (ratios as with randn), and the ratio that compares like with like is the
 # interleaved one; if only our steps move in the door, the door is the cause (its graph, its
