@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Here, before a lease (after make && make tests): every build the pending run.sh scripts name
+# (their headers say how; this does it), build/v15/ab, the libraries the GPU machine lacks, and the
+# carries: .carry/b.txz (the builds, ~6 MB) and FlashAttention-4's wheels split in two,
+# build/fa4s1 and build/fa4s2, each under 64 MiB with b.txz and the tree (unpack_carry and
+# fa4_install in candidates.sh put them back together there). Needs ../shared/tools (this
+# workplace's pack-libs.sh, fa4-install.sh, fa4-wheels.sh) and, for the wheels, a package index.
+#   bash bench/experiments/tools/pack.sh
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+# shellcheck source=candidates.sh
+. bench/experiments/tools/candidates.sh
+build_ab
+build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied, as DIR/NAME.so
+    local d=$1 p=$2 s=$3 n=$4
+    shift 4
+    mkdir -p "$d"
+    git apply "$p"
+    # shellcheck disable=SC2086
+    $NV "$@" "steps/$s/attention.cu" -o "$d/$n.so" || { git checkout "steps/$s"; return 1; }
+    git checkout "steps/$s"
+}
+E=bench/experiments
+for n in 0 2 4 6 8 12; do build build/var12p $E/12_pin_partial/pin.patch 12_three_warpgroups pin$n -DPIN_COLS=$n; done
+cp build/steps/12_three_warpgroups.so build/var12p/base.so
+build build/var13s $E/13_lse2_shfl/shfl.patch 13_backward_wgmma shfl -DLSE2_SHFL=1
+cp build/steps/13_backward_wgmma.so build/var13s/base.so
+git rev-parse --short HEAD >.git-sha
+rm -rf .device-libs
+../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
+cp ../shared/tools/fa4-install.sh build/v15/
+mkdir -p .carry build/fa4s1 build/fa4s2
+tar cf - build/steps build/attn build/tests build/v15 build/var12p build/var13s .device-libs .git-sha |
+    xz -T2 -6 >.carry/b.txz
+a=out/fa4/a b=out/fa4/b
+[ -f $a/cu13.part.aa ] || bash ../shared/tools/fa4-wheels.sh out/fa4
+rm -f build/fa4s1/* build/fa4s2/*
+split -b 29M $a/cu13.part.aa build/fa4s1/aa.
+mv build/fa4s1/aa.ab build/fa4s2/
+cp $b/cu13.part.ab $b/apache_tvm_ffi-*.whl build/fa4s1/
+for f in $b/*.whl; do [ -f "build/fa4s1/$(basename "$f")" ] || cp "$f" build/fa4s2/; done
+du -sh .carry build/fa4s1 build/fa4s2
