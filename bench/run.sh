@@ -14,7 +14,7 @@
 #                                and charts are left alone. Charts whose rows a quick run does
 #                                not make (accuracy, without check.csv) are skipped, and say so.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 
 quick=0
 if [ "${1:-}" = --quick ]; then
@@ -87,6 +87,21 @@ if command -v python3 >/dev/null; then
     done
 else
     echo "make bench: no python3 here; the SDPA peers are skipped" >&2
+fi
+# The bars as the README and notes 12 and 13 quote them: the top forward step (12) and the Hopper
+# backward (13) through the Python door beside cuDNN and FlashAttention-4, on the same inputs,
+# each shape's calls back to back, three rounds (interleaved_fwd.csv, interleaved_bwd.csv;
+# bench/experiments/tools/interleaved.py prints their ratios). Not in a quick run.
+if [ $quick = 0 ] && command -v python3 >/dev/null; then
+    one_pass=$(mktemp)
+    for pass in fwd bwd; do
+        top=12
+        [ $pass = bwd ] && top=13
+        sed "s/fwd,bwd/$pass/" bench/sweeps.txt >"$one_pass"
+        step env ATTN_SWEEPS_FILE="$one_pass" python3 bench/peer_sdpa.py --sweep bars --backends cudnn,fa4 \
+            --steps $top --rounds 3 --out "$out/interleaved_$pass.csv"
+    done
+    rm -f "$one_pass"
 fi
 if [ $# -eq 0 ]; then
     draw "$out" "$charts" || status=1
