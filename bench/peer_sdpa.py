@@ -193,7 +193,7 @@ def main():
     dtypes = {"bf16": torch.bfloat16, "fp32": torch.float32}
     means = {"q": 0.1, "k": -0.05, "v": 0.5, "do": 0.25}   # attn bench's (inputs_make_fast)
 
-    def rnd(which, *shape, dt="bf16", like=None):
+    def make_input(which, *shape, dt="bf16", like=None):
         """One input tensor: randn (V: + 0.5), or uniform with variance 1 and attn bench's mean."""
         if like is not None:
             shape, dt = like.shape, {v: k for k, v in dtypes.items()}[like.dtype]
@@ -243,9 +243,9 @@ def main():
         """FlashAttention-4's call: [B, N, H, D] tensors, K and V with H_kv heads (its native
         grouped-query attention); a refusal (its asserts and ValueErrors, e.g. an unsupported
         dtype or head dim) raises Refused."""
-        q = rnd("q", b, nq, h, d, dt=dt).requires_grad_(grad)
-        k = rnd("k", b, nk, hkv, d, dt=dt).requires_grad_(grad)
-        v = rnd("v", b, nk, hkv, d, dt=dt).requires_grad_(grad)
+        q = make_input("q", b, nq, h, d, dt=dt).requires_grad_(grad)
+        k = make_input("k", b, nk, hkv, d, dt=dt).requires_grad_(grad)
+        v = make_input("v", b, nk, hkv, d, dt=dt).requires_grad_(grad)
 
         def fwd():
             r = fa4(q, k, v, causal=bool(causal))
@@ -257,7 +257,7 @@ def main():
         except (AssertionError, ValueError, NotImplementedError, TypeError) as e:
             raise Refused((str(e).strip().splitlines() or [type(e).__name__])[0]) from None
         if grad:
-            d_o = rnd("do", like=out)
+            d_o = make_input("do", like=out)
             call = lambda: torch.autograd.grad(out, (q, k, v), d_o, retain_graph=True)
         else:
             call = lambda: (fwd(),)
@@ -268,9 +268,9 @@ def main():
         O and lse) its backward, on outputs and workspace allocated once, so that the call only
         launches and a CUDA graph can capture it. Returns (times, workspace bytes)."""
         import flash_steps
-        q = rnd("q", b, h, nq, d, dt=dt)
-        k = rnd("k", b, hkv, nk, d, dt=dt)
-        v = rnd("v", b, hkv, nk, d, dt=dt)
+        q = make_input("q", b, h, nq, d, dt=dt)
+        k = make_input("k", b, hkv, nk, d, dt=dt)
+        v = make_input("v", b, hkv, nk, d, dt=dt)
         p = flash_steps._problem(q, k, causal, None)
         st, why = s.supports(p, grad)
         if st != flash_steps.ATTN_OK:
@@ -279,7 +279,7 @@ def main():
         ws = flash_steps._workspace(s, p, grad, q.device)
         ptr = lambda: torch.cuda.current_stream().cuda_stream
         if grad:
-            do = rnd("do", like=o)
+            do = make_input("do", like=o)
             dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
             def call():
@@ -337,9 +337,9 @@ def main():
             return run_on(side, backend, grad, dt, b, h, nq, nk, d, causal, hkv), 0
 
     def run_on(side, backend, grad, dt, b, h, nq, nk, d, causal, hkv):
-        q = rnd("q", b, h, nq, d, dt=dt).requires_grad_(grad)
-        k = rnd("k", b, hkv, nk, d, dt=dt).requires_grad_(grad)
-        v = rnd("v", b, hkv, nk, d, dt=dt).requires_grad_(grad)
+        q = make_input("q", b, h, nq, d, dt=dt).requires_grad_(grad)
+        k = make_input("k", b, hkv, nk, d, dt=dt).requires_grad_(grad)
+        v = make_input("v", b, hkv, nk, d, dt=dt).requires_grad_(grad)
         # grouped-query attention: SDPA broadcasts K and V over the groups itself (enable_gqa);
         # only asked for where H_kv < H, so the multi-head calls are the ones measured before
         gqa = {"enable_gqa": True} if hkv != h else {}
@@ -362,7 +362,7 @@ def main():
                 mine = [w for w in why if re.search(BACKEND_WORDS[backend], w, re.I)]
                 raise Refused(" ".join((mine or why)[:4]) or msg) from None
             if grad:
-                d_o = rnd("do", like=out)
+                d_o = make_input("do", like=out)
                 call = lambda: torch.autograd.grad(out, (q, k, v), d_o, retain_graph=True)
             else:
                 call = lambda: (sdpa(q, k, v, is_causal=bool(causal), **gqa),)

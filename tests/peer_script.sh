@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# bench/peer_sdpa.py runs only where torch and a GPU are, so CI never runs it; a slip in its
+# plumbing would first show on the GPU machine, as rows that say error. This runs its whole plan
+# here against tests/fake_torch (a stand-in that returns at once and cannot capture graphs, so the
+# eager path runs): the bars sweep in two rounds with each kind of input, and the decode sweep's
+# grouped shapes; every row must be ok, rounds numbered, FlashAttention-4 skipped in one line.
+# make test runs this; it needs python3, not torch or a GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v python3 >/dev/null; then
+    echo "tests/peer_script.sh skipped: no python3 here"
+    exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "tests/peer_script.sh: FAILED: $*"; exit 1; }
+run() {   # run NAME ARGS...: the script with the fake torch, its CSV NAME.csv and log NAME.log
+    local name=$1
+    shift
+    PYTHONPATH=tests/fake_torch python3 bench/peer_sdpa.py "$@" --out "$tmp/$name.csv" 2>"$tmp/$name.log" ||
+        { cat "$tmp/$name.log"; fail "bench/peer_sdpa.py $* exited $?"; }
+}
+check_rows() {   # check_rows NAME N: N data rows, every one ok
+    local rows bad
+    rows=$(($(wc -l <"$tmp/$1.csv") - 1))
+    [ "$rows" -eq "$2" ] || fail "$1: $rows rows, expected $2"
+    bad=$(awk -F, 'NR > 1 && $16 != "ok"' "$tmp/$1.csv" | head -3)
+    [ -z "$bad" ] || fail "$1: rows not ok: $bad"
+}
+bars=$(awk '$1 == "bars"' bench/sweeps.txt | wc -l)   # shapes, each forward and backward
+for inputs in randn uniform; do
+    run "bars_$inputs" --sweep bars --backends flash,cudnn,fa4 --rounds 2 --inputs "$inputs"
+    check_rows "bars_$inputs" $((bars * 2 * 2 * 2))
+    head -1 "$tmp/bars_$inputs.csv" | grep -q ',round$' || fail "bars_$inputs: no round column"
+    [ "$(awk -F, 'NR > 1 { print $NF }' "$tmp/bars_$inputs.csv" | sort -u | paste -sd,)" = 1,2 ] ||
+        fail "bars_$inputs: rounds are not 1 and 2"
+    [ "$(grep -c 'FlashAttention-4 is not installed' "$tmp/bars_$inputs.log")" -eq 1 ] ||
+        fail "bars_$inputs: FlashAttention-4's absence not said once"
+done
+run decode --sweep decode --quick --backends cudnn
+check_rows decode "$(awk '$1 == "decode" && $6 == 1' bench/sweeps.txt | wc -l)"
+echo "tests/peer_script.sh: OK (the bars sweep in 2 rounds on randn and uniform inputs, the decode sweep's quick shapes: every row ok against tests/fake_torch)"
