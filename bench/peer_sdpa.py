@@ -3,7 +3,7 @@
 
     python3 bench/peer_sdpa.py --sweep standard|single_head|decode --out FILE.csv
                                [--backends flash,cudnn,efficient,math,fa4] [--quick]
-                               [--steps 12,13] [--rounds R] [--inputs randn|uniform]
+                               [--steps 12,13] [--rounds R] [--inputs randn|uniform] [--eager]
 
 fa4 is FlashAttention-4 (PyPI flash-attn-4, its CuTe-DSL sm90 kernels on Hopper; 4.0.0b36 with
 nvidia-cutlass-dsl 4.8.1 measured here), rows named `fa4`; it is optional: where the package is
@@ -44,7 +44,8 @@ between (the bars' method: bench/experiments/tools/interleaved.py reads such a f
 Inputs: --inputs randn (the default) draws Q, K, dO from torch.randn and V from torch.randn + 0.5,
 for every backend; --inputs uniform draws them as `attn bench` does (common/tensor.c,
 inputs_make_fast: uniform with variance 1, means 0.1, -0.05, 0.5 and 0.25 for Q, K, V and dO), so
-that a step timed here and by `attn bench` sees the same kind of data.
+that a step timed here and by `attn bench` sees the same kind of data. --eager times every call
+eagerly behind the GPU spin, as an uncapturable call is, instead of as a graph replay.
 """
 import argparse
 import ctypes
@@ -148,6 +149,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=1, help="run the plan this many times, interleaved")
     ap.add_argument("--inputs", choices=("randn", "uniform"), default="randn",
                     help="randn (default), or uniform as attn bench draws them")
+    ap.add_argument("--eager", action="store_true",
+                    help="time every call eagerly behind a GPU spin, no CUDA graph")
     args = ap.parse_args()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     for b in backends:
@@ -302,7 +305,10 @@ def main():
         if not finite(*res):
             raise FloatingPointError("warm-up output has NaN/Inf")
         eager.clear()
-        call = graphed(call, side)
+        if args.eager:   # every call eagerly, behind the spin (to compare with the graph's time)
+            eager.append(True)
+        else:
+            call = graphed(call, side)
 
         def timed(start, end):
             if eager:

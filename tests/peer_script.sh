@@ -2,8 +2,9 @@
 # bench/peer_sdpa.py runs only where torch and a GPU are, so CI never runs it; a slip in its
 # plumbing would first show on the GPU machine, as rows that say error. This runs its whole plan
 # here against tests/fake_torch (a stand-in that returns at once and cannot capture graphs, so the
-# eager path runs): the bars sweep in two rounds with each kind of input, and the decode sweep's
-# grouped shapes; every row must be ok, rounds numbered, FlashAttention-4 skipped in one line.
+# eager path runs): the bars sweep in two rounds with each kind of input, with --eager, and the
+# decode sweep's grouped shapes; every row must be ok, rounds numbered, FlashAttention-4 skipped
+# in one line.
 # make test runs this; it needs python3, not torch or a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +38,9 @@ for inputs in randn uniform; do
     [ "$(grep -c 'FlashAttention-4 is not installed' "$tmp/bars_$inputs.log")" -eq 1 ] ||
         fail "bars_$inputs: FlashAttention-4's absence not said once"
 done
+run eager --sweep bars --backends flash --eager
+check_rows eager $((bars * 2))
+[ "$(grep -c 'CUDA graph capture failed' "$tmp/eager.log")" -eq 0 ] || fail "eager: --eager still tried a graph"
 run decode --sweep decode --quick --backends cudnn
 check_rows decode "$(awk '$1 == "decode" && $6 == 1' bench/sweeps.txt | wc -l)"
-echo "tests/peer_script.sh: OK (the bars sweep in 2 rounds on randn and uniform inputs, the decode sweep's quick shapes: every row ok against tests/fake_torch)"
+echo "tests/peer_script.sh: OK (the bars sweep in 2 rounds on randn and uniform inputs, --eager, the decode sweep's quick shapes: every row ok against tests/fake_torch)"

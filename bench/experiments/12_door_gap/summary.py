@@ -6,7 +6,8 @@
    ab_*_uniform_1.csv), and the forward's uniform run repeated at the end (drift).
 2. Does the data move every backend in the door alike? Per pass, shape and backend, the time on
    uniform inputs over randn ones (door_*_uniform.csv over door_*_randn.csv), then the step's
-   ratios to the peers on each (tools/interleaved.py's, printed by run.sh 2 in door_ratios.txt).
+   ratios to the peers on each (tools/interleaved.py's, printed by run.sh 2 in door_ratios.txt);
+   and the forward timed eagerly over its graph replays (door_fwd_eager.csv over door_fwd_randn.csv).
 3. The clock and power of each phase: the mean SM clock, power and temperature over the samples
    of smi.csv that fall in it (phases.txt gives each phase's start).
 Standard library only."""
@@ -82,6 +83,12 @@ def main():
         for sh in shapes:
             cells = [f"{k[2]} {u[k] / r[k]:.3f}" for k in sorted(r) if k[1] == sh and k in u]
             print(f"   {p} {sh}: " + ", ".join(cells))
+    r, e = door_times(f"{d2}/door_fwd_randn.csv"), door_times(f"{d2}/door_fwd_eager.csv")
+    if e:
+        print("   eager over graph replay (time), forward, randn")
+        for sh in sorted({k[1] for k in r}):
+            cells = [f"{k[2]} {e[k] / r[k]:.3f}" for k in sorted(r) if k[1] == sh and k in e]
+            print(f"   fwd {sh}: " + ", ".join(cells))
     print("3. clock, power, temperature by phase")
     for d in (d1, d2):
         for name, n, mhz, w, c in clocks(d):
