@@ -4,6 +4,7 @@
     python3 bench/peer_sdpa.py --sweep standard|single_head|decode --out FILE.csv
                                [--backends flash,cudnn,efficient,math,fa4] [--quick]
                                [--steps 12,13] [--rounds R] [--inputs randn|uniform] [--eager]
+                               [--lockstep]
 
 fa4 is FlashAttention-4 (PyPI flash-attn-4, its CuTe-DSL sm90 kernels on Hopper; 4.0.0b36 with
 nvidia-cutlass-dsl 4.8.1 measured here), rows named `fa4`; it is optional: where the package is
@@ -46,6 +47,9 @@ for every backend; --inputs uniform draws them as `attn bench` does (common/tens
 inputs_make_fast: uniform with variance 1, means 0.1, -0.05, 0.5 and 0.25 for Q, K, V and dO), so
 that a step timed here and by `attn bench` sees the same kind of data. --eager times every call
 eagerly behind the GPU spin, as an uncapturable call is, instead of as a graph replay.
+--lockstep goes one step further than --rounds: a shape's backends are each warmed up and
+captured, then timed in turn, one launch each, their order rotated every repetition (L2 flushed
+before each), so that no drift of the GPU's clock falls between them (ab.c's way with builds).
 """
 import argparse
 import ctypes
@@ -151,6 +155,8 @@ def main():
                     help="randn (default), or uniform as attn bench draws them")
     ap.add_argument("--eager", action="store_true",
                     help="time every call eagerly behind a GPU spin, no CUDA graph")
+    ap.add_argument("--lockstep", action="store_true",
+                    help="a shape's backends timed in turn, launch by launch")
     args = ap.parse_args()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     for b in backends:
@@ -299,8 +305,31 @@ def main():
                 return o, lse
         return time_call(call, side), s.workspace_bytes(p, grad)
 
+    class Timer:
+        """One backend's call on its stream: once() flushes L2 there (unless told not to), queues
+        the GPU spin ahead of an eager call, and times the call between two events."""
+
+        def __init__(self, call, side, is_eager):
+            self.call, self.side, self.is_eager, self.res = call, side, is_eager, None
+            self.start = torch.cuda.Event(enable_timing=True)
+            self.end = torch.cuda.Event(enable_timing=True)
+
+        def once(self, flush=True):
+            with torch.cuda.stream(self.side):
+                if flush:
+                    flush_buf.zero_()
+                if self.is_eager:
+                    torch.cuda._sleep(SLEEP_CYCLES)
+                self.start.record(); self.res = self.call(); self.end.record(); self.end.synchronize()
+            return self.start.elapsed_time(self.end)
+
+        def check(self):
+            if not finite(*self.res):
+                raise FloatingPointError("timed output has NaN/Inf")
+
     def time_call(call, side):
-        """The warm-up, the repetitions' count and the timed repetitions of call on side."""
+        """The warm-up, the repetitions' count and the timed repetitions of call on side; with
+        --lockstep, the warm-up only, and the Timer that the caller runs in turn with the others'."""
         res = call()  # warm-up (FlashAttention-4 compiles its kernel here, once per config)
         if not finite(*res):
             raise FloatingPointError("warm-up output has NaN/Inf")
@@ -309,23 +338,16 @@ def main():
             eager.append(True)
         else:
             call = graphed(call, side)
-
-        def timed(start, end):
-            if eager:
-                torch.cuda._sleep(SLEEP_CYCLES)
-            start.record(); r = call(); end.record(); end.synchronize()
-            return r
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        timed(start, end)  # estimate the time per call
-        reps = min(MAX_REPS, max(MIN_REPS, math.ceil(TARGET_S * 1e3 / max(start.elapsed_time(end), 1e-3))))
-        times = []
-        for _ in range(reps):
-            flush_buf.zero_()
-            res = timed(start, end)
-            times.append(start.elapsed_time(end))
-        if not finite(*res):
-            raise FloatingPointError("timed output has NaN/Inf")
+        timer = Timer(call, side, bool(eager))
+        if args.lockstep:
+            return timer
+        reps = repetitions(timer.once(flush=False))  # estimate the time per call
+        times = [timer.once() for _ in range(reps)]
+        timer.check()
         return times
+
+    def repetitions(ms):
+        return min(MAX_REPS, max(MIN_REPS, math.ceil(TARGET_S * 1e3 / max(ms, 1e-3))))
 
     def run_one(backend, pas, dt, b, h, nq, nk, d, causal, hkv):
         """Returns (the timed milliseconds, the workspace bytes); raises Refused, OOM or else."""
@@ -380,41 +402,85 @@ def main():
     # Progress counts work in FLOPs (as the C sweep does), so big shapes weigh in the estimate.
     total_work, done_work = sum(flops(c[0], *c[2:]) for _, _, c in plan), 0.0
     t0 = time.time()
+
+    def attempt(fn):
+        """(value, status, result) of fn(), a failure as its row says it (never crash the sweep)."""
+        try:
+            return fn(), "ok", ""
+        except Refused as e:
+            return None, "unsupported", f"unsupported: {e}"
+        except torch.cuda.OutOfMemoryError:
+            return None, "oom", "out of memory"
+        except Exception as e:  # the row says error
+            first = (str(e).strip().splitlines() or [""])[0]
+            return None, "error", f"error: {type(e).__name__}: {first}"
+
+    def emit(f, i, rnd, be, cfg, times, ws, status, result):
+        """One CSV row and one progress line."""
+        nonlocal done_work
+        pas, dt, b, h, nq, nk, d, causal, hkv = cfg
+        step = "fa4" if be == "fa4" else be[5:] if be in steps else f"sdpa_{be}"
+        shape = f"D={d} N={nq}" if nq == nk else f"D={d} Nq={nq} Nk={nk}"
+        if hkv != h or b != 4 or h != 8:
+            shape = f"B={b} H={h} H_kv={hkv} " + shape
+        what = f"{step} {pas} {dt} {shape} causal={causal}"
+        if args.rounds > 1:
+            what += f" (round {rnd + 1})"
+        cols, gbps = ",,,", ""
+        if status == "ok":
+            med = statistics.median(times)
+            tf = flops(pas, b, h, nq, nk, d, causal) / (med * 1e-3) / 1e12
+            gbps = f"{kv_bytes(dt, b, nk, d, hkv) / (med * 1e-3) / 1e9:.1f}"
+            cols = f"{med:.4f},{min(times):.4f},{max(times):.4f},{tf:.2f}"
+            result = f"{med:.3f} ms  {tf:.1f} TFLOP/s  {gbps} GB/s"
+        print(f"{gpu},{step},{pas},{dt},{b},{h},{nq},{nk},{d},{causal},{cols},{ws},{status},{hkv},{gbps}"
+              + (f",{rnd + 1}" if args.rounds > 1 else ""), file=f, flush=True)
+        done_work += flops(pas, b, h, nq, nk, d, causal)
+        elapsed = time.time() - t0
+        left = elapsed / done_work * (total_work - done_work)
+        log(f"[{i:3d}/{len(plan):4d}] {what}: {result}  (elapsed {fmt_s(elapsed)}, ~{fmt_s(left)} left)")
+
     with open(args.out, "w") as f:
         print(HEADER + (",round" if args.rounds > 1 else ""), file=f, flush=True)
-        for i, (rnd, be, (pas, dt, b, h, nq, nk, d, causal, hkv)) in enumerate(plan, 1):
-            step = "fa4" if be == "fa4" else be[5:] if be in steps else f"sdpa_{be}"
-            shape = f"D={d} N={nq}" if nq == nk else f"D={d} Nq={nq} Nk={nk}"
-            if hkv != h or b != 4 or h != 8:
-                shape = f"B={b} H={h} H_kv={hkv} " + shape
-            what = f"{step} {pas} {dt} {shape} causal={causal}"
-            if args.rounds > 1:
-                what += f" (round {rnd + 1})"
-            cols, status, gbps, ws = ",,,", "ok", "", 0
-            try:
-                times, ws = run_one(be, pas, dt, b, h, nq, nk, d, causal, hkv)
-                med = statistics.median(times)
-                tf = flops(pas, b, h, nq, nk, d, causal) / (med * 1e-3) / 1e12
-                gbps = f"{kv_bytes(dt, b, nk, d, hkv) / (med * 1e-3) / 1e9:.1f}"
-                cols = f"{med:.4f},{min(times):.4f},{max(times):.4f},{tf:.2f}"
-                result = f"{med:.3f} ms  {tf:.1f} TFLOP/s  {gbps} GB/s"
-            except Refused as e:
-                status, result = "unsupported", f"unsupported: {e}"
-            except torch.cuda.OutOfMemoryError:
-                status, result = "oom", "out of memory"
-            except Exception as e:  # never crash the sweep; the row says error
-                status = "error"
-                first = (str(e).strip().splitlines() or [""])[0]
-                result = f"error: {type(e).__name__}: {first}"
+        if not args.lockstep:
+            for i, (rnd, be, cfg) in enumerate(plan, 1):
+                out, status, result = attempt(lambda: run_one(be, *cfg))
+                times, ws = out if out else (None, 0)
+                graphs.clear()
+                if status == "oom":
+                    torch.cuda.empty_cache()
+                emit(f, i, rnd, be, cfg, times, ws, status, result)
+            return 0
+        # --lockstep: a shape's backends, each warmed up and captured, then timed in turn launch
+        # by launch (the order rotated every repetition), as ab.c times builds of one step.
+        i = 0
+        for start in range(0, len(plan), len(backends)):
+            group = plan[start:start + len(backends)]
+            rnd, cfg = group[0][0], group[0][2]
+            ready, rows = [], []
+            for _, be, _ in group:
+                out, status, result = attempt(lambda: run_one(be, *cfg))
+                if status == "oom":
+                    torch.cuda.empty_cache()
+                rows.append([be, [], out[1] if out else 0, status, result])
+                if out:
+                    ready.append((rows[-1], out[0]))
+            def timed(row, t, flush=True):   # a failure ends the row's timing, and says why
+                ms, row[3], row[4] = attempt(lambda: t.once(flush))
+                return ms or 0.0
+            if ready:   # the slowest call sets the count, as time_call's estimate does
+                reps = repetitions(max(timed(row, t, False) for row, t in ready))
+                for r in range(reps):
+                    for row, t in ready[r % len(ready):] + ready[:r % len(ready)]:
+                        if row[3] == "ok":
+                            row[1].append(timed(row, t))
+                for row, t in ready:
+                    if row[3] == "ok":
+                        _, row[3], row[4] = attempt(t.check)
             graphs.clear()
-            if status == "oom":
-                torch.cuda.empty_cache()
-            print(f"{gpu},{step},{pas},{dt},{b},{h},{nq},{nk},{d},{causal},{cols},{ws},{status},{hkv},{gbps}"
-                  + (f",{rnd + 1}" if args.rounds > 1 else ""), file=f, flush=True)
-            done_work += flops(pas, b, h, nq, nk, d, causal)
-            elapsed = time.time() - t0
-            left = elapsed / done_work * (total_work - done_work)
-            log(f"[{i:3d}/{len(plan):4d}] {what}: {result}  (elapsed {fmt_s(elapsed)}, ~{fmt_s(left)} left)")
+            for be, times, ws, status, result in rows:
+                i += 1
+                emit(f, i, rnd, be, cfg, times, ws, status, result)
     return 0
 
 

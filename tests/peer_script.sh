@@ -2,9 +2,9 @@
 # bench/peer_sdpa.py runs only where torch and a GPU are, so CI never runs it; a slip in its
 # plumbing would first show on the GPU machine, as rows that say error. This runs its whole plan
 # here against tests/fake_torch (a stand-in that returns at once and cannot capture graphs, so the
-# eager path runs): the bars sweep in two rounds with each kind of input, with --eager, and the
-# decode sweep's grouped shapes; every row must be ok, rounds numbered, FlashAttention-4 skipped
-# in one line.
+# eager path runs): the bars sweep in two rounds with each kind of input, with --eager, with
+# --lockstep, and the decode sweep's grouped shapes; every row must be ok, rounds numbered,
+# FlashAttention-4 skipped in one line; a backend that refuses a shape says so in its row.
 # make test runs this; it needs python3, not torch or a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +41,18 @@ done
 run eager --sweep bars --backends flash --eager
 check_rows eager $((bars * 2))
 [ "$(grep -c 'CUDA graph capture failed' "$tmp/eager.log")" -eq 0 ] || fail "eager: --eager still tried a graph"
+run lockstep --sweep bars --backends flash,cudnn,fa4 --rounds 2 --lockstep
+check_rows lockstep $((bars * 2 * 2 * 2))
+# a backend that refuses (flash takes no fp32, in the stand-in as in torch) is a row that says so,
+# the others still timed, in either plan
+single=$(awk '$1 == "single_head"' bench/sweeps.txt | wc -l)
+for mode in plain lockstep; do
+    flag=""; [ $mode = lockstep ] && flag=--lockstep
+    run "refused_$mode" --sweep single_head --backends flash,math $flag
+    [ "$(grep -c ',sdpa_flash,.*,unsupported,' "$tmp/refused_$mode.csv")" -eq "$single" ] &&
+        [ "$(grep -c ',sdpa_math,.*,ok,' "$tmp/refused_$mode.csv")" -eq "$single" ] ||
+        fail "refused_$mode: flash's refusals or math's rows are not as expected"
+done
 run decode --sweep decode --quick --backends cudnn
 check_rows decode "$(awk '$1 == "decode" && $6 == 1' bench/sweeps.txt | wc -l)"
-echo "tests/peer_script.sh: OK (the bars sweep in 2 rounds on randn and uniform inputs, --eager, the decode sweep's quick shapes: every row ok against tests/fake_torch)"
+echo "tests/peer_script.sh: OK (the bars sweep in 2 rounds on randn and uniform inputs, --eager, --lockstep, a refusing backend, the decode sweep's quick shapes, against tests/fake_torch)"

@@ -11,9 +11,10 @@
 #                                     interleaved through the Python door (steps, cuDNN, FA4),
 #                                     randn then uniform inputs (bench/peer_sdpa.py --inputs),
 #                                     forward and backward; the forward on randn with every call
-#                                     eager (--eager: a launch, not a graph replay); then the six
-#                                     decode bars interleaved, step 15 beside flash, cuDNN and FA4
-#                                     (~7.5 min with the install)
+#                                     eager (--eager: a launch, not a graph replay), and in
+#                                     lockstep (--lockstep: launch by launch); then the six decode
+#                                     bars interleaved, step 15 beside flash, cuDNN and FA4
+#                                     (~8 min with the install)
 # Both calls sample the SM clock, power and temperature (nvidia-smi, every 200 ms, smi.csv) and
 # write the start of each phase (phases.txt); summary.py DIR1 DIR2 reads both calls' files here. Prediction: if the data sets the clock, Gaussian
 # inputs slow the steps in ab by about the door's gap and uniform inputs speed every backend up
@@ -70,6 +71,14 @@ case $1 in
         --backends cudnn,fa4 --steps 12 --rounds 3 --eager --out "$o/door_fwd_eager.csv" 2>>"$o/door.log"
     echo "door fwd eager rc $?" >>"$o/door.log"
     { echo "== fwd randn eager"; python3 bench/experiments/tools/interleaved.py "$o/door_fwd_eager.csv"; } \
+        >>"$o/door_ratios.txt" 2>&1
+    # and in lockstep: the three backends of a shape timed in turn launch by launch (ab.c's way),
+    # so no drift of the clock falls between them: do the rounds' ratios tighten?
+    phase "door fwd randn lockstep"
+    ATTN_SWEEPS_FILE=/tmp/sweeps_fwd timeout -k 5 200 python3 bench/peer_sdpa.py --sweep bars \
+        --backends cudnn,fa4 --steps 12 --rounds 3 --lockstep --out "$o/door_fwd_lockstep.csv" 2>>"$o/door.log"
+    echo "door fwd lockstep rc $?" >>"$o/door.log"
+    { echo "== fwd randn lockstep"; python3 bench/experiments/tools/interleaved.py "$o/door_fwd_lockstep.csv"; } \
         >>"$o/door_ratios.txt" 2>&1
     # the six decode bars the same way (step 15 beside SDPA's flash and cuDNN and FA4; memory-bound,
     # so the data should not matter there): where the decode bars stand when timed interleaved

@@ -8,12 +8,19 @@ class SDPBackend(enum.Enum):
     MATH = 4
 
 
+current = None   # the backend forced by the innermost sdpa_kernel
+
+
 class sdpa_kernel:
     def __init__(self, backend):
         self.backend = backend
 
     def __enter__(self):
+        global current
+        self.before, current = current, self.backend
         return self
 
     def __exit__(self, *exc):
+        global current
+        current = self.before
         return False
