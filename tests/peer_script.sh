@@ -3,8 +3,9 @@
 # plumbing would first show on the GPU machine, as rows that say error. This runs its whole plan
 # here against tests/fake_torch (a stand-in that returns at once and cannot capture graphs, so the
 # eager path runs): the bars sweep in two rounds with each kind of input, with --eager, with
-# --lockstep, and the decode sweep's grouped shapes; every row must be ok, rounds numbered,
-# FlashAttention-4 skipped in one line; a backend that refuses a shape says so in its row.
+# --lockstep, our steps through the Python door (--steps, where built), and the decode sweep's
+# grouped shapes; every row must be ok, rounds numbered, FlashAttention-4 skipped in one line; a
+# backend that refuses a shape says so in its row.
 # make test runs this; it needs python3, not torch or a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,6 +54,17 @@ for mode in plain lockstep; do
         [ "$(grep -c ',sdpa_math,.*,ok,' "$tmp/refused_$mode.csv")" -eq "$single" ] ||
         fail "refused_$mode: flash's refusals or math's rows are not as expected"
 done
+# our steps through the Python door (--steps): python/flash_steps.py imports and builds each call
+# against the stand-in; the step's own call then refuses for want of a Hopper GPU, which its row
+# says, and no Python error of the script's own shows
+if ls build/steps/12_*.so build/steps/13_*.so >/dev/null 2>&1; then
+    run steps --sweep bars --backends cudnn --steps 12,13 --rounds 2 --lockstep
+    [ "$(($(wc -l <"$tmp/steps.csv") - 1))" -eq $((bars * 2 * 3 * 2)) ] || fail "steps: wrong row count"
+    [ "$(grep -c ',sdpa_cudnn,.*,ok,' "$tmp/steps.csv")" -eq $((bars * 2 * 2)) ] || fail "steps: cuDNN rows not ok"
+    ! grep -E 'TypeError|NameError|AttributeError|KeyError|IndexError' "$tmp/steps.log" | head -3 | grep . ||
+        fail "steps: a Python error in the script's own code"
+    grep -q 'needs a Hopper GPU' "$tmp/steps.log" || fail "steps: the steps' refusals do not say why"
+fi
 run decode --sweep decode --quick --backends cudnn
 check_rows decode "$(awk '$1 == "decode" && $6 == 1' bench/sweeps.txt | wc -l)"
-echo "tests/peer_script.sh: OK (the bars sweep in 2 rounds on randn and uniform inputs, --eager, --lockstep, a refusing backend, the decode sweep's quick shapes, against tests/fake_torch)"
+echo "tests/peer_script.sh: OK (the bars sweep in 2 rounds on randn and uniform inputs, --eager, --lockstep, a refusing backend, --steps 12,13, the decode sweep's quick shapes, against tests/fake_torch)"

@@ -55,7 +55,11 @@ class Tensor:
         return not self.nan
 
     def data_ptr(self):
-        return id(self)
+        return 0   # never dereferenced: the step's call checks the GPU first
+
+    @property
+    def device(self):
+        return "cuda"
 
 
 def _shape(shape):
@@ -64,6 +68,10 @@ def _shape(shape):
 
 def randn(*shape, device=None, dtype=float32, requires_grad=False):
     return Tensor(_shape(shape), dtype).requires_grad_(requires_grad)
+
+
+def empty_like(t):
+    return t._like()
 
 
 rand = empty = randn
@@ -78,12 +86,43 @@ def manual_seed(seed):
 
 
 class _Autograd:
+    class Function:   # python/flash_steps.py subclasses it at import
+        pass
+
     @staticmethod
     def grad(outputs, inputs, grad_outputs=None, retain_graph=None):
         return tuple(t._like() for t in inputs)
 
 
 autograd = _Autograd()
+
+
+class _Op:   # what torch.library.custom_op returns: flash_steps registers its ops at import
+    def __init__(self, name, fn):
+        self.name, self.fn = name, fn
+
+    def register_fake(self, fn):
+        return fn
+
+    def register_autograd(self, fn, setup_context=None):
+        return None
+
+
+class _Library:
+    @staticmethod
+    def custom_op(name, fn=None, mutates_args=()):
+        return _Op(name, fn)
+
+
+library = _Library()
+
+
+class _Ops:   # torch.ops.flash_steps.attention_fwd: not defined until registered
+    def __getattr__(self, name):
+        raise AttributeError(name)
+
+
+ops = _Ops()
 
 
 class _Cuda:
