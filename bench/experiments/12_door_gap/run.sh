@@ -64,22 +64,17 @@ case $1 in
                 >>"$o/door_ratios.txt" 2>&1
         done
     done
-    # the forward once more on randn inputs, every call eager behind the GPU spin: the door's other
-    # difference from attn bench, a graph replay against a launch
-    phase "door fwd randn eager"
-    ATTN_SWEEPS_FILE=/tmp/sweeps_fwd timeout -k 5 200 python3 bench/peer_sdpa.py --sweep bars \
-        --backends cudnn,fa4 --steps 12 --rounds 3 --eager --out "$o/door_fwd_eager.csv" 2>>"$o/door.log"
-    echo "door fwd eager rc $?" >>"$o/door.log"
-    { echo "== fwd randn eager"; python3 bench/experiments/tools/interleaved.py "$o/door_fwd_eager.csv"; } \
-        >>"$o/door_ratios.txt" 2>&1
-    # and in lockstep: the three backends of a shape timed in turn launch by launch (ab.c's way),
-    # so no drift of the clock falls between them: do the rounds' ratios tighten?
-    phase "door fwd randn lockstep"
-    ATTN_SWEEPS_FILE=/tmp/sweeps_fwd timeout -k 5 200 python3 bench/peer_sdpa.py --sweep bars \
-        --backends cudnn,fa4 --steps 12 --rounds 3 --lockstep --out "$o/door_fwd_lockstep.csv" 2>>"$o/door.log"
-    echo "door fwd lockstep rc $?" >>"$o/door.log"
-    { echo "== fwd randn lockstep"; python3 bench/experiments/tools/interleaved.py "$o/door_fwd_lockstep.csv"; } \
-        >>"$o/door_ratios.txt" 2>&1
+    # the forward once more on randn inputs, two ways: every call eager behind the GPU spin (the
+    # door's other difference from attn bench, a graph replay against a launch), and in lockstep
+    # (a shape's three backends timed in turn launch by launch, ab.c's way: do the ratios tighten?)
+    for how in eager lockstep; do
+        phase "door fwd randn $how"
+        ATTN_SWEEPS_FILE=/tmp/sweeps_fwd timeout -k 5 200 python3 bench/peer_sdpa.py --sweep bars \
+            --backends cudnn,fa4 --steps 12 --rounds 3 "--$how" --out "$o/door_fwd_$how.csv" 2>>"$o/door.log"
+        echo "door fwd $how rc $?" >>"$o/door.log"
+        { echo "== fwd randn $how"; python3 bench/experiments/tools/interleaved.py "$o/door_fwd_$how.csv"; } \
+            >>"$o/door_ratios.txt" 2>&1
+    done
     # the six decode bars the same way (step 15 beside SDPA's flash and cuDNN and FA4; memory-bound,
     # so the data should not matter there): where the decode bars stand when timed interleaved
     phase "door decode"
