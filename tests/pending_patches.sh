@@ -12,12 +12,11 @@ fi
 # shellcheck disable=SC2034   # the chains name their patches under $E
 E=bench/experiments
 # A new change waiting for a GPU adds its chain here ("step:patch patch ...").
-chains=("12_three_warpgroups:$E/12_pin_partial/pin.patch"
-        "13_backward_wgmma:$E/13_lse2_shfl/shfl.patch")
+chains=()
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
-for c in "${chains[@]}"; do
+for c in ${chains[@]+"${chains[@]}"}; do
     step=${c%%:*}
     cp "steps/$step/attention.cu" "$tmp/a.cu"
     for p in ${c#*:}; do

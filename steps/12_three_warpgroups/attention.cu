@@ -45,11 +45,12 @@
  *   - The intra-warpgroup overlap, made real: the source has issued S_j and P_{j-1} V_{j-1}
  *     before the softmax since step 10, but ptxas moves the exponentials past the wait for P V
  *     (register-only code crosses wgmma.wait_group), so a warpgroup's softmax hid only behind
- *     the other warpgroup's turn. pin_softmax holds it between the two waits: at D = 64 all of
- *     it; at D = 128 its maxima, so that most exponentials run after the wait, interleaved with
- *     O's rescale and P's packing, as in FlashAttention-4's SASS (3-6 % less time than holding
- *     them all, not causal; bench/experiments/12_fwd_timeline). S, P and O are then live at
- *     once, so D = 128 takes 160-key tiles at every N (176 would spill).
+ *     the other warpgroup's turn. pin_softmax holds part of it between the two waits: at
+ *     D = 128 its maxima, so that most exponentials run after the wait, interleaved with O's
+ *     rescale and P's packing, as in FlashAttention-4's SASS (3-6 % less time than holding them
+ *     all, not causal; bench/experiments/12_fwd_timeline); at D = 64 a quarter of the
+ *     exponentials too (1-4 % less time than all; bench/experiments/12_pin_partial). S, P and O
+ *     are then live at once, so D = 128 takes 160-key tiles at every N (176 would spill).
  *   - The softmax's row max and row sum: online_softmax's four chains start from the tile's own
  *     values, not from m and 0, so 14 instructions fewer a key tile (FMNMX, FADD): a D = 64
  *     iteration 450 to 436 (FlashAttention-4's: 418).
@@ -95,12 +96,12 @@ typedef __nv_bfloat16 bf16;
 template <int D> struct Tiles;
 template <> struct Tiles<64> {
     static constexpr int NWG = 3, Bc = 128, Bc_full = 128, NWG_few = 2, Bc_few_full = 192;
-    static constexpr bool PIN_SUMS = true;    /* pin_softmax holds every exponential */
+    static constexpr int PIN_COLS = 4;        /* pin_softmax holds a quarter of the exponentials */
     static constexpr bool TMA_O = false;      /* O stored to global memory from registers */
 };
 template <> struct Tiles<128> {
     static constexpr int NWG = 2, Bc = 128, Bc_full = 160;
-    static constexpr bool PIN_SUMS = false;   /* ... the row maxima only */
+    static constexpr int PIN_COLS = 0;        /* ... the row maxima only */
     static constexpr bool TMA_O = true;       /* ... through shared memory and a TMA store */
 };
 /* Register reallocation: the block starts with 65536 / (128 (NWG + 1)) registers per thread (168
@@ -188,11 +189,14 @@ __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[
  * S[row[a]][k0 + 8j + 2t + b]. On return s holds p = 2^(s c - m c) in fp32, m and l are updated
  * and alpha[a] = 2^((m_old - m_new) c) rescales what came before. The four threads of a quad
  * (same g) share a row: two shuffles finish each max. l stays a per-thread partial sum until the
- * epilogue (FA2): alpha is the same across the quad, so partial sums rescale correctly. */
-template <int Bc>
+ * epilogue (FA2): alpha is the same across the quad, so partial sums rescale correctly.
+ * HEAD > 0: the exponentials of the first HEAD column groups j sum apart from the rest, into
+ * head[a], which pin_softmax can hold before the wait for P V without holding the others. */
+template <int Bc, int HEAD = 0>
 __device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2], float (&l)[2],
-                                               float (&alpha)[2], float c, bool mask, int k0,
-                                               const int (&row)[2], int Nk, int causal, int t)
+                                               float (&alpha)[2], float (&head)[2], float c,
+                                               bool mask, int k0, const int (&row)[2], int Nk,
+                                               int causal, int t)
 {
     if (mask) {   /* only the ragged last tile and tiles crossing the diagonal get here */
 #pragma unroll
@@ -227,19 +231,23 @@ __device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2]
         const float mc = (mx == -INFINITY ? 0.f : mx) * c;
         alpha[a] = ex2_approx(m[a] * c - mc);   /* 0 on the first tile: m = -inf */
         m[a] = mx;
-        float sq[4];   /* the row sum's chains, each started by its first p: no 0 + p adds */
+        /* the row sum's chains, each started by its first p (no 0 + p adds): column groups in
+         * turn, or with HEAD, chains 0-1 the first HEAD groups and chains 2-3 the rest */
+        float sq[4];
 #pragma unroll
         for (int j = 0; j < Bc / 8; j++)
 #pragma unroll
             for (int b = 0; b < 2; b++) {
                 const float p = ex2_approx(fmaf(s[4 * j + 2 * a + b], c, -mc));
                 s[4 * j + 2 * a + b] = p;
-                if (j < 2)
-                    sq[2 * j + b] = p;
+                const int ch = HEAD ? (j < HEAD ? 0 : 2) + b : (2 * j + b) % 4;
+                if (HEAD ? j == 0 || j == HEAD : j < 2)
+                    sq[ch] = p;
                 else
-                    sq[(2 * j + b) % 4] += p;
+                    sq[ch] += p;
             }
-        l[a] = l[a] * alpha[a] + ((sq[0] + sq[1]) + (sq[2] + sq[3]));
+        head[a] = sq[0] + sq[1];
+        l[a] = l[a] * alpha[a] + (head[a] + (sq[2] + sq[3]));
     }
 }
 
@@ -248,15 +256,17 @@ __device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2]
  * 0x0), so it never overlaps this warpgroup's own P V. Memory operations keep their place
  * against the wait, so a store of two values, predicated on a condition that never holds
  * (Nk < 0; Nk >= 1 always), holds whatever they need before it: one STS that never executes,
- * one predicate register. Which values (Tiles<D>::PIN_SUMS):
- *   - D = 64, the row sums l: every exponential of the tile runs before the wait.
+ * one predicate register. Which values (Tiles<D>::PIN_COLS):
  *   - D = 128, the row maxima m: only the max (and the few exponentials ptxas puts beside it)
  *     runs before the wait, as in FlashAttention-4's SASS; the rest runs after it, where the
  *     rescale of O and the packing of P fill the gaps between MUFU.EX2s (16 a clock per SM).
  *     Held whole, the exponentials run back to back before the wait and the 64 FMULs and 40
  *     F2FPs after it, on the path to the next turn: 3-6 % more time not causal, 2-3 % causal
- *     (bench/experiments/12_fwd_timeline). At D = 64, not causal, holding the maxima only costs
- *     1-2.5 %. */
+ *     (bench/experiments/12_fwd_timeline).
+ *   - D = 64, the sum of the first 4 of 16 column groups' exponentials (head): in the SASS 19
+ *     of a thread's 66 MUFU run before the wait, 47 after it among P's F2FPs. Against all of
+ *     them held: 1.0-1.3 % less time not causal, 2.7-3.6 % causal; 2 or 6 groups gain less,
+ *     the maxima alone cost 1-2.5 % (bench/experiments/12_pin_partial). */
 __device__ __forceinline__ void pin_softmax(const float (&l)[2], int Nk, uint32_t addr)
 {
     asm volatile("{\n.reg .pred q;\nsetp.lt.s32 q, %1, 0;\n@q st.shared.f32 [%2], %0;\n}\n" ::"f"(
@@ -539,7 +549,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         const WorkTile w = DYN ? sched.tile(wi) : sched.get(k);
         const int wg_row0 = w.q0 + 64 * wg;   /* first query row of this warpgroup */
         const int row[2] = {wg_row0 + 16 * warp + g, wg_row0 + 16 * warp + g + 8};   /* a = 0, 1 */
-        float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, alpha[2];
+        float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, alpha[2], head[2];
 #pragma unroll
         for (int i = 0; i < D / 2; i++)
             o[i] = 0.f;
@@ -565,8 +575,8 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         release(empty_k, it);
         if (w.n_tiles == 1 && lane == 0)
             mbar_arrive(empty_q);   /* the last S of this work tile is done: Q may be replaced */
-        online_softmax<Bc>(s, m, l, alpha, c, needs_mask(w.j0 * Bc), w.j0 * Bc, row, Nk, causal,
-                           t);
+        online_softmax<Bc>(s, m, l, alpha, head, c, needs_mask(w.j0 * Bc), w.j0 * Bc, row, Nk,
+                           causal, t);
 #pragma unroll
         for (int i = 0; i < Bc / 4; i++)
             p[i] = pack_bf16(s[2 * i], s[2 * i + 1]);
@@ -596,8 +606,9 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             if (j == w.n_tiles - 1 && lane == 0)
                 mbar_arrive(empty_q);
             const int k0 = (w.j0 + j) * Bc;
-            online_softmax<Bc>(s, m, l, alpha, c, needs_mask(k0), k0, row, Nk, causal, t);
-            pin_softmax(Tiles<D>::PIN_SUMS ? l : m, Nk, sQ);   /* ... before the wait below */
+            online_softmax<Bc, Tiles<D>::PIN_COLS>(s, m, l, alpha, head, c, needs_mask(k0), k0,
+                                                   row, Nk, causal, t);
+            pin_softmax(Tiles<D>::PIN_COLS ? head : m, Nk, sQ);   /* ... before the wait below */
 
             /* P V done: V_{j-1}'s stage goes back; rescale O to the new max and hand P_j over. */
             wgmma_wait<0>();

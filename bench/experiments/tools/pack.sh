@@ -20,17 +20,17 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
     $NV "$@" "steps/$s/attention.cu" -o "$d/$n.so" || { git checkout "steps/$s"; return 1; }
     git checkout "steps/$s"
 }
-E=bench/experiments
-for n in 0 2 4 6 8 12; do build build/var12p $E/12_pin_partial/pin.patch 12_three_warpgroups pin$n -DPIN_COLS=$n; done
-cp build/steps/12_three_warpgroups.so build/var12p/base.so
-build build/var13s $E/13_lse2_shfl/shfl.patch 13_backward_wgmma shfl -DLSE2_SHFL=1
-cp build/steps/13_backward_wgmma.so build/var13s/base.so
+# the pending experiments' builds, each as its run.sh names it, e.g.
+#   build build/var12p bench/experiments/12_pin_partial/pin.patch 12_three_warpgroups pin4 -DPIN_COLS=4
+#   cp build/steps/12_three_warpgroups.so build/var12p/base.so
+# (none waits now), and the folders they are in:
+var=()
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
 cp ../shared/tools/fa4-install.sh build/v15/
 mkdir -p .carry build/fa4s1 build/fa4s2
-tar cf - build/steps build/attn build/tests build/v15 build/var12p build/var13s .device-libs .git-sha |
+tar cf - build/steps build/attn build/tests build/v15 ${var[@]+"${var[@]}"} .device-libs .git-sha |
     xz -T2 -6 >.carry/b.txz
 a=out/fa4/a b=out/fa4/b
 [ -f $a/cu13.part.aa ] || bash ../shared/tools/fa4-wheels.sh out/fa4
