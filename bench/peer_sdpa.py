@@ -334,11 +334,16 @@ def main():
         if not finite(*res):
             raise FloatingPointError("warm-up output has NaN/Inf")
         eager.clear()
+        first = call
         if args.eager:   # every call eagerly, behind the spin (to compare with the graph's time)
             eager.append(True)
         else:
             call = graphed(call, side)
         timer = Timer(call, side, bool(eager))
+        # A graph replay reads the inputs by address but does not hold them; the first call's
+        # closure does. Timed later (--lockstep), after the caller's frame is gone, they would
+        # be freed and their memory handed to the next backend's tensors.
+        timer.inputs = first
         if args.lockstep:
             return timer
         reps = repetitions(timer.once(flush=False))  # estimate the time per call

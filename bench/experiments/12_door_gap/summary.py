@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """summary: what 12_door_gap's two calls measured, in a few lines per question.
     python3 summary.py DIR1 DIR2      (the OUT folders of run.sh 1 and run.sh 2)
+    python3 summary.py                (this folder's ab_runs.csv and door_runs.csv: the same CSVs,
+                                       each row tagged with its file's name in a column `run`)
 1. Does the data move our steps' time in ab (attn bench's way of timing)? Per pass and shape, the
    step's median time over rounds on Gaussian inputs over uniform ones (ab_*_normal_1.csv over
    ab_*_uniform_1.csv), and the forward's uniform run repeated at the end (drift).
@@ -17,13 +19,21 @@ import os
 import statistics
 import sys
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+def rows(path):
+    """The rows of one CSV, or of the committed file of all of them that holds its name in `run`."""
+    if os.path.exists(path):
+        return list(csv.DictReader(open(path)))
+    run = os.path.basename(path)[:-4]
+    both = os.path.join(HERE, "door_runs.csv" if run.startswith("door") else "ab_runs.csv")
+    return [r for r in csv.DictReader(open(both)) if r["run"] == run] if os.path.exists(both) else []
+
 
 def ab_times(path):
     """{(pass, shape, causal): median over rounds of ms_median} of one ab CSV."""
     t = {}
-    if not os.path.exists(path):
-        return t
-    for r in csv.DictReader(open(path)):
+    for r in rows(path):
         t.setdefault((r["pass"], r["shape"], r["causal"]), []).append(float(r["ms_median"]))
     return {k: statistics.median(v) for k, v in t.items()}
 
@@ -31,9 +41,7 @@ def ab_times(path):
 def door_times(path):
     """{(pass, shape, step): median over rounds of ms_median} of one peer_sdpa.py CSV."""
     t = {}
-    if not os.path.exists(path):
-        return t
-    for r in csv.DictReader(open(path)):
+    for r in rows(path):
         if r["status"] != "ok":
             continue
         shape = ",".join(r[k] for k in ("batch", "heads", "seq_q", "seq_k", "head_dim")) + \
@@ -67,7 +75,7 @@ def clocks(d):
 
 
 def main():
-    d1, d2 = sys.argv[1], sys.argv[2]
+    d1, d2 = sys.argv[1:3] if len(sys.argv) > 2 else (HERE, HERE)
     print("1. ab, Gaussian over uniform inputs (time; > 1: Gaussian slower), and uniform again at the end")
     for p in ("fwd", "bwd"):
         u, n = ab_times(f"{d1}/ab_{p}_uniform_1.csv"), ab_times(f"{d1}/ab_{p}_normal_1.csv")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Not yet run. Step 13's backward at D = 128 on 64-row query tiles (causal, and the masked kernels)
+# Run once (README: not kept). Step 13's backward at D = 128 on 64-row query tiles (causal, and the masked kernels)
 # spends 0.026 warp samples a trip at the FFMAs of P against FlashAttention-4's 0.007, one of them
 # waiting for a pair of lse2 read from shared memory after the wait for S^T
 # (../13_bwd_fa4_lines); reading all eight pairs before the wait costs 16 registers and spills

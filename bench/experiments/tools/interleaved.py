@@ -12,7 +12,9 @@ rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok"]
 tf = collections.defaultdict(dict)   # (pass, shape) -> {(step, round): tflops}
 spread = collections.defaultdict(list)   # (pass, shape, step) -> [ms_median / ms_min]
 for r in rows:
-    shape = f"{r['batch']},{r['heads']},{r['seq_q']},{r['seq_k']},{r['head_dim']}" + (",c" if r["causal"] == "1" else "")
+    hkv = r.get("heads_kv") or r["heads"]   # grouped-query shapes: B,H/H_kv,...
+    shape = (f"{r['batch']},{r['heads']}" + (f"/{hkv}" if hkv != r["heads"] else "")
+             + f",{r['seq_q']},{r['seq_k']},{r['head_dim']}" + (",c" if r["causal"] == "1" else ""))
     tf[(r["pass"], shape)][(r["step"], r.get("round", "1"))] = float(r["tflops"])
     if float(r["ms_min"]) > 0:
         spread[(r["pass"], shape, r["step"])].append(float(r["ms_median"]) / float(r["ms_min"]))
