@@ -88,9 +88,10 @@ if command -v python3 >/dev/null; then
 else
     echo "make bench: no python3 here; the SDPA peers are skipped" >&2
 fi
-# The bars as the README and notes 12 and 13 quote them: the top forward step (12) and the Hopper
-# backward (13) through the Python door beside cuDNN and FlashAttention-4, on the same inputs,
-# each shape's calls back to back, three rounds (interleaved_fwd.csv, interleaved_bwd.csv;
+# The bars as the README and notes 12, 13 and 15 quote them: the top forward step (12), the Hopper
+# backward (13) and the decode step (15) through the Python door beside the peers, on the same
+# inputs, each shape's calls timed in turn launch by launch (--lockstep), five rounds
+# (interleaved_fwd.csv, interleaved_bwd.csv, interleaved_decode.csv;
 # bench/experiments/tools/interleaved.py prints their ratios). Not in a quick run.
 if [ $quick = 0 ] && command -v python3 >/dev/null; then
     one_pass=$(mktemp)
@@ -99,9 +100,11 @@ if [ $quick = 0 ] && command -v python3 >/dev/null; then
         [ $pass = bwd ] && top=13
         sed "s/fwd,bwd/$pass/" bench/sweeps.txt >"$one_pass"
         step env ATTN_SWEEPS_FILE="$one_pass" python3 bench/peer_sdpa.py --sweep bars --backends cudnn,fa4 \
-            --steps $top --rounds 3 --out "$out/interleaved_$pass.csv"
+            --steps $top --lockstep --rounds 5 --out "$out/interleaved_$pass.csv"
     done
     rm -f "$one_pass"
+    step python3 bench/peer_sdpa.py --sweep decode --quick --backends flash,cudnn,fa4 --steps 15 \
+        --lockstep --rounds 5 --out "$out/interleaved_decode.csv"
 fi
 if [ $# -eq 0 ]; then
     draw "$out" "$charts" || status=1

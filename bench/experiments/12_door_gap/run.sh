@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Not yet run. Why our steps time slower through the Python door than through attn bench while
+# Run once (README: answered). Why our steps time slower through the Python door than through attn bench while
 # the peers do not (../../results/h200/interleaved.log against bars.log, the same lease: step 12's
 # forward 1.005-1.12x attn bench's time, most at N = 16384, step 13's backward 1.00-1.05x; cuDNN
 # and FlashAttention-4 within 2 % in both). The two differ in the data: attn bench (and ab)

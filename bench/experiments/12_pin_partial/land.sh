@@ -7,13 +7,26 @@
 #           door, and attn check --steps 12 whole and --steps 13,14 --forward, cut at 330 s
 # Builds, here: make; then build/varpin/aNN/base.so from HEAD~ of steps/NN_*/attention.cu, new.so
 # = build/steps/NN_*.so, build/varpin/a12/pin4.so = build/var12p/pin4.so (run.sh's).
-#   usage: land.sh OUT
+# The sanitizers there were cut by their limit in step 13; `land.sh OUT sanitize 14` runs
+# bench/sanitize.sh on the steps named, memcheck, synccheck and racecheck side by side (~4 min).
+#   usage: land.sh OUT [sanitize STEP...]
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 o=${1:?usage: land.sh OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
 # shellcheck source=../tools/candidates.sh
 . bench/experiments/tools/candidates.sh
 unpack_carry
+if [ "${2:-}" = sanitize ]; then
+    shift 2
+    for t in memcheck synccheck racecheck; do
+        { TOOLS=$t timeout -k 5 240 bench/sanitize.sh "$@"; echo "[exit status $?]"; } >"$o/sanitize_$t.txt" 2>&1 &
+    done
+    wait
+    for t in memcheck synccheck racecheck; do
+        echo "$t: $(grep -c 'rc 0;' "$o/sanitize_$t.txt") clean of $(grep -c '^step ' "$o/sanitize_$t.txt") runs, $(tail -n 1 "$o/sanitize_$t.txt")"
+    done
+    exit 0
+fi
 S="--shape 4,8,4096,4096,64 --shape 4,8,4096,4096,64,c --shape 4,8,8192,8192,64 --shape 4,8,8192,8192,64,c"
 S="$S --shape 4,8,16384,16384,64 --shape 4,8,16384,16384,64,c"
 v=build/varpin

@@ -16,8 +16,8 @@
 #                                the same call: OUT/bars.csv, peers_bars.csv, bars.log (LINE first)
 #   bars_interleaved OUT R BACKENDS [PASSES]   the bar shapes through bench/peer_sdpa.py alone:
 #                                step 12's forward and step 13's backward beside BACKENDS (e.g.
-#                                cudnn,fa4), R rounds, each shape's calls back to back (--steps,
-#                                --rounds); PASSES "fwd bwd" unless given: OUT/interleaved_PASS.csv,
+#                                cudnn,fa4), R rounds, each shape's calls in turn launch by launch (--steps,
+#                                --lockstep, --rounds); PASSES "fwd bwd" unless given: OUT/interleaved_PASS.csv,
 #                                OUT/interleaved.txt (the ratios, appended)
 #   standard_run OUT PASS STEPS  (after bars_run, which writes /tmp/sweeps_fwd and _bwd) with
 #                                build/steps: attn bench --sweep standard of STEPS (e.g. 12,13),
@@ -128,7 +128,7 @@ bars_interleaved() {
         sed "s/fwd,bwd/$pass/" bench/sweeps.txt >/tmp/sweeps_$pass
         step=12; [ $pass = bwd ] && step=13
         ATTN_SWEEPS_FILE=/tmp/sweeps_$pass timeout -k 5 280 python3 bench/peer_sdpa.py --sweep bars \
-            --backends "$be" --steps $step --rounds "$r" --out "$o/interleaved_$pass.csv" \
+            --backends "$be" --steps $step --lockstep --rounds "$r" --out "$o/interleaved_$pass.csv" \
             2>>"$o/interleaved.log"
         echo "$pass rc $?" >>"$o/interleaved.log"
         python3 bench/experiments/tools/interleaved.py "$o/interleaved_$pass.csv" >>"$o/interleaved.txt" 2>&1
