@@ -725,6 +725,7 @@ Test(gpu, deterministic_backward_is_repeatable, .timeout = 300)
     /* the last: grouped-query attention (8 query heads on 2 K/V heads), for the steps that take it */
     const attn_problem shapes[] = {{2, 3, 300, 257, 64, 1, ATTN_BF16, 0.125f, 3, 1},
                                    {1, 4, 1000, 1000, 128, 0, ATTN_BF16, 0.0884f, 4, 1},
+                                   {1, 4, 1000, 777, 128, 1, ATTN_BF16, 0.0884f, 4, 1},
                                    {2, 8, 300, 257, 64, 1, ATTN_BF16, 0.125f, 2, 1}};
     int took = 0;
     cudaStream_t other;

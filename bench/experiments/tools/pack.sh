@@ -23,8 +23,11 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 # the pending experiments' builds, each as its run.sh names it, e.g.
 #   build build/var12p bench/experiments/12_pin_partial/pin.patch 12_three_warpgroups pin4 -DPIN_COLS=4
 #   cp build/steps/12_three_warpgroups.so build/var12p/base.so
-# (none waits now), and the folders they are in:
-var=()
+# and the folders they are in:
+E=bench/experiments
+build build/var13w $E/13_causal_wide/wide.patch 13_backward_wgmma wide -DCAUSAL_WIDE=1
+cp build/steps/13_backward_wgmma.so build/var13w/base.so
+var=(build/var13w)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
