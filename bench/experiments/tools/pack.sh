@@ -27,7 +27,16 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 E=bench/experiments
 build build/var13w $E/13_causal_wide/wide.patch 13_backward_wgmma wide -DCAUSAL_WIDE=1
 cp build/steps/13_backward_wgmma.so build/var13w/base.so
-var=(build/var13w)
+for s in 11 12 13 14; do
+    f=$(ls -d steps/${s}_*)
+    build build/var11s $E/11_fwd_stages/stages_$s.patch "${f#steps/}" "$s"
+done
+for s in 11 12; do
+    mkdir -p build/var11s/a$s
+    cp build/steps/${s}_*.so build/var11s/a$s/base.so
+    cp build/var11s/$s.so build/var11s/a$s/new.so
+done
+var=(build/var13w build/var11s)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
