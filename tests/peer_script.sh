@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # bench/peer_sdpa.py runs only where torch and a GPU are, so CI never runs it; a slip in its
 # plumbing would first show on the GPU machine, as rows that say error. This runs its whole plan
-# here against tests/fake_torch (a stand-in that returns at once and cannot capture graphs, so the
-# eager path runs): the bars sweep in two rounds with each kind of input, with --eager, with
-# --lockstep, our steps through the Python door (--steps, where built), and the decode sweep's
-# grouped shapes; every row must be ok, rounds numbered, FlashAttention-4 skipped in one line; a
-# backend that refuses a shape says so in its row.
+# here against tests/fake_torch (a stand-in that returns at once; its CUDA graphs fail a replay
+# whose captured inputs were freed, as --lockstep's first run on the H200 did): the bars sweep in
+# two rounds with each kind of input, with --eager, with --lockstep, with no graph capturable
+# (the eager fallback), our steps through the Python door (--steps, where built), and the decode
+# sweep's grouped shapes; every row must be ok, rounds numbered, FlashAttention-4 skipped in one
+# line; a backend that refuses a shape says so in its row.
 # make test runs this; it needs python3, not torch or a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +45,10 @@ check_rows eager $((bars * 2))
 [ "$(grep -c 'CUDA graph capture failed' "$tmp/eager.log")" -eq 0 ] || fail "eager: --eager still tried a graph"
 run lockstep --sweep bars --backends flash,cudnn,fa4 --rounds 2 --lockstep
 check_rows lockstep $((bars * 2 * 2 * 2))
+# no graph can be captured: every call timed eagerly behind the spin, and the log says why
+FAKE_TORCH_NO_GRAPHS=1 run nographs --sweep bars --backends flash,cudnn --lockstep
+check_rows nographs $((bars * 2 * 2))
+grep -q 'CUDA graph capture failed' "$tmp/nographs.log" || fail "nographs: the eager fallback is not said"
 # a backend that refuses (flash takes no fp32, in the stand-in as in torch) is a row that says so,
 # the others still timed, in either plan
 single=$(awk '$1 == "single_head"' bench/sweeps.txt | wc -l)
@@ -67,4 +72,4 @@ if ls build/steps/12_*.so build/steps/13_*.so >/dev/null 2>&1; then
 fi
 run decode --sweep decode --quick --backends cudnn
 check_rows decode "$(awk '$1 == "decode" && $6 == 1' bench/sweeps.txt | wc -l)"
-echo "tests/peer_script.sh: OK (the bars sweep in 2 rounds on randn and uniform inputs, --eager, --lockstep, a refusing backend, --steps 12,13, the decode sweep's quick shapes, against tests/fake_torch)"
+echo "tests/peer_script.sh: OK (the bars sweep in 2 rounds on randn and uniform inputs, --eager, --lockstep, no graphs, a refusing backend, --steps 12,13, the decode sweep's quick shapes, against tests/fake_torch)"

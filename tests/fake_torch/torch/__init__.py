@@ -1,8 +1,14 @@
 """A stand-in for torch, enough of it for bench/peer_sdpa.py to run its whole plan on a machine
 with no GPU and no torch (tests/peer_script.sh): tensors carry a shape, a dtype and whether they
-hold NaN, nothing else; every call returns at once; CUDA graphs cannot be captured, so the script
-takes its eager path. It checks the script's control flow and its CSV, never a number."""
+hold NaN, nothing else; every call returns at once. It checks the script's control flow and its
+CSV, never a number. CUDA graphs capture as torch's do in one respect that the script must get
+right: a graph reads the tensors it was captured on by address and does not keep them alive, so
+a replay after one of them was freed fails as an illegal memory access does on the GPU (a real
+replay would read memory handed to someone else; this one says so). FAKE_TORCH_NO_GRAPHS=1
+refuses every capture instead, so that the eager fallback runs."""
+import os as _os
 import time as _time
+import weakref as _weakref
 
 __version__ = "0.0-fake"
 
@@ -18,22 +24,42 @@ class _Dtype:
 bfloat16, float32, uint8 = _Dtype("bfloat16"), _Dtype("float32"), _Dtype("uint8")
 
 
+_serial = [0]        # tensors made so far: a graph's inputs are those made before its capture
+_capturing = [None]  # the graph being captured, if any
+
+
 class Tensor:
     def __init__(self, shape, dtype=float32):
         self.shape = tuple(int(s) for s in shape)
         self.dtype = dtype
         self.nan = False
         self.requires_grad = False
+        _serial[0] += 1
+        self.serial = _serial[0]
+        g = _capturing[0]
+        if g is not None:   # made inside a capture: the graph's own memory, written by a replay
+            g._made.append(_weakref.ref(self))
+
+    def _use(self):
+        """A kernel reads this tensor: inside a capture, the graph now depends on it."""
+        g = _capturing[0]
+        if g is not None and self.serial <= g._first_serial:
+            g._reads.append(_weakref.ref(self))
+        return self
 
     def _like(self):
+        self._use()
         return Tensor(self.shape, self.dtype)
 
     def __add__(self, other):
+        if isinstance(other, Tensor):
+            other._use()
         return self._like()
 
     __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __add__
 
     def to(self, dtype):
+        self._use()
         return Tensor(self.shape, dtype)
 
     def requires_grad_(self, flag=True):
@@ -55,6 +81,7 @@ class Tensor:
         return not self.nan
 
     def data_ptr(self):
+        self._use()
         return 0   # never dereferenced: the step's call checks the GPU first
 
     @property
@@ -91,6 +118,9 @@ class _Autograd:
 
     @staticmethod
     def grad(outputs, inputs, grad_outputs=None, retain_graph=None):
+        for t in (outputs, grad_outputs):
+            if isinstance(t, Tensor):
+                t._use()
         return tuple(t._like() for t in inputs)
 
 
@@ -135,6 +165,9 @@ class _Cuda:
         def wait_stream(self, other):
             return None
 
+        def synchronize(self):
+            return None
+
     class Event:
         def __init__(self, enable_timing=False):
             self.t = 0.0
@@ -149,8 +182,17 @@ class _Cuda:
             return max((end.t - self.t) * 1e3, 1e-3)
 
     class CUDAGraph:
+        def __init__(self):
+            self._reads, self._made, self._first_serial = [], [], 0
+
         def replay(self):
-            raise RuntimeError("fake torch: no graphs")
+            if any(r() is None for r in self._reads):
+                raise RuntimeError("CUDA error: an illegal memory access was encountered (fake torch: "
+                                   "the graph read a tensor that was freed after its capture)")
+            for r in self._made:   # the replay writes what the capture made
+                t = r()
+                if t is not None:
+                    t.nan = False
 
     class _Context:
         def __init__(self, *args, **kwargs):
@@ -163,8 +205,19 @@ class _Cuda:
             return False
 
     class graph(_Context):
+        def __init__(self, g, stream=None, pool=None):
+            self.g = g
+
         def __enter__(self):
-            raise RuntimeError("fake torch: CUDA graphs cannot be captured here")
+            if _os.environ.get("FAKE_TORCH_NO_GRAPHS") == "1":
+                raise RuntimeError("fake torch: CUDA graphs cannot be captured here")
+            self.g._first_serial = _serial[0]
+            _capturing[0] = self.g
+            return self
+
+        def __exit__(self, *exc):
+            _capturing[0] = None
+            return False
 
     class _Props:
         L2_cache_size = 50 << 20

@@ -12,4 +12,6 @@ def scaled_dot_product_attention(q, k, v, is_causal=False, scale=None, enable_gq
         warnings.warn("Flash attention kernel not used because: Expected query, key and value to "
                       "all be of dtype: {Half, BFloat16}. Got Query dtype: float")
         raise RuntimeError("No available kernel. Aborting execution.")
+    for t in (q, k, v):
+        t._use()
     return Tensor(q.shape[:-1] + v.shape[-1:], q.dtype)
