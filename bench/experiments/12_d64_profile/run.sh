@@ -9,7 +9,8 @@
 # .carry/b.txz from tools/pack.sh).
 #   call 1, carry .carry build/fa4s1:  run.sh 1     (FA4's first part into /tmp/fa4)
 #   call 2, carry .carry build/fa4s2:  run.sh 2 OUT (FA4 installed; profiles.tar: ncu_<kernel>_<shape>.csv.gz
-#                                      and details_*.txt; ncu.log; ~6 min); SHAPES="B,H,N,N,D:causal|-:name ..."
+#                                      and details_*.txt; fa4_dump.tar.xz: FA4's D = 64 cubins,
+#                                      not for git; ncu.log; ~7 min); SHAPES="B,H,N,N,D:causal|-:name ..."
 #                                      for other shapes
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
@@ -39,6 +40,22 @@ case ${1:-} in
         timeout 60 ncu -i $r --page details >"$w/details_$n.txt" 2>>"$o/ncu.log"
     done
     (cd "$w" && tar -cf "$o/profiles.tar" ./*.csv.gz ./details_*.txt)
+    # FlashAttention-4's D = 64 kernels as the CuTe DSL compiled them (../12_fa4_sass's way), to
+    # read here with pip's cuobjdump beside step 12's SASS; not committed
+    cat >/tmp/fa4_run.py <<'PY'
+import sys, torch
+from flash_attn.cute.interface import flash_attn_func
+b, h, n, d, causal = (int(x) for x in sys.argv[1:6])
+q, k, v = (torch.randn(b, n, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+flash_attn_func(q, k, v, causal=bool(causal))
+torch.cuda.synchronize()
+PY
+    for c in 0 1; do
+        mkdir -p /tmp/fa4dump/d64c$c
+        CUTE_DSL_KEEP=ptx,cubin CUTE_DSL_DUMP_DIR=/tmp/fa4dump/d64c$c timeout 150 \
+            python3 /tmp/fa4_run.py 4 8 16384 64 $c >>"$o/ncu.log" 2>&1
+    done
+    tar cJf "$o/fa4_dump.tar.xz" -C /tmp fa4dump
     ls -la "$o"
     ;;
 *) sed -n 2,13p "$0"; exit 2 ;;
