@@ -12,11 +12,7 @@ fi
 # shellcheck disable=SC2034   # the chains name their patches under $E
 E=bench/experiments
 # A new change waiting for a GPU adds its chain here ("step:patch patch ...").
-chains=("13_backward_wgmma:$E/13_causal_wide/wide.patch"
-        "11_persistent:$E/11_fwd_stages/stages_11.patch"
-        "12_three_warpgroups:$E/11_fwd_stages/stages_12.patch"
-        "13_backward_wgmma:$E/11_fwd_stages/stages_13.patch"
-        "14_gqa:$E/11_fwd_stages/stages_14.patch")
+chains=()
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0

@@ -255,6 +255,79 @@ template <int Br, int Bc, bool SPLIT> struct TileScheduler {
     }
 };
 
+/* Stream-K, at the end of a cut work tile: each of its two pieces ends with a partial O
+ * (unnormalised), m and l for the same rows, in the same threads. Each warp writes its own to
+ * slot w.slot of the workspace (as role 0 or 1), then counts itself in on that warp's counter
+ * (zeroed by launch()); the second to arrive reads the other's partial, merges the two as the
+ * online softmax merges key tiles (sk_merge), and stores O; the first stops here. Nothing waits
+ * for another block, and merge() rounds the same way whichever piece arrives second. The
+ * partials: the workspace after the counters, (D / 8 + 1) float4 per consumer thread and piece. */
+template <int D, int NWG>
+__device__ __forceinline__ float4 *sk_partial(void *ws, const WorkTile &w, int role, int tid)
+{
+    constexpr int NT = NWG * WG;   /* consumer threads: tid < NT */
+    float4 *part =
+        reinterpret_cast<float4 *>(static_cast<char *>(ws) + sk_counter_bytes(gridDim.x));
+    return part + (size_t)(2 * w.slot + role) * (D / 8 + 1) * NT + tid;
+}
+
+/* This warp's partial out, then the warp counted in: returns whether it came first (and stops). */
+template <int D, int NWG>
+__device__ __forceinline__ bool sk_count_in(const float (&o)[D / 2], const float (&m)[2],
+                                            const float (&l)[2], const WorkTile &w, void *ws,
+                                            int tid, int lane)
+{
+    constexpr int NT = NWG * WG;
+    unsigned *count = reinterpret_cast<unsigned *>(ws) + w.slot * SK_WARPS + tid / 32;
+    float4 *mine = sk_partial<D, NWG>(ws, w, w.role, tid);
+#pragma unroll
+    for (int j = 0; j < D / 8; j++)
+        mine[j * NT] = make_float4(o[4 * j], o[4 * j + 1], o[4 * j + 2], o[4 * j + 3]);
+    mine[D / 8 * NT] = make_float4(m[0], m[1], l[0], l[1]);
+    __threadfence();   /* my partial is visible before my count */
+    __syncwarp();
+    /* Lane 0 counts the warp in and, with its fence after the atomic, acquires what the other
+     * piece's warp released before its count; the warp barrier then orders lanes 1-31 after
+     * lane 0's acquire (a shuffle alone carries the value, not the ordering: under the PTX
+     * memory model their reads of the partial need the barrier). */
+    unsigned first = 0;
+    if (lane == 0) {
+        first = atomicAdd(count, 1u) == 0;
+        __threadfence();   /* the other partial, counted in before mine, is visible */
+    }
+    __syncwarp();
+    return __shfl_sync(0xffffffffu, first, 0);
+}
+
+/* The second piece: the other's partial merged into this thread's rows. */
+template <int D, int NWG>
+__device__ __forceinline__ void sk_merge(float (&o)[D / 2], float (&m)[2], float (&l)[2],
+                                         const WorkTile &w, void *ws, int tid, float c)
+{
+    constexpr int NT = NWG * WG;
+    const float4 *theirs = sk_partial<D, NWG>(ws, w, w.role ^ 1, tid);
+    const float4 ml = __ldcg(theirs + D / 8 * NT);
+    const float m_o[2] = {ml.x, ml.y}, l_o[2] = {ml.z, ml.w};
+    float a_me[2], a_o[2];
+#pragma unroll
+    for (int a = 0; a < 2; a++) {
+        const float mx = fmaxf(m[a], m_o[a]);
+        const float mc = (mx == -INFINITY ? 0.f : mx) * c;
+        a_me[a] = ex2_approx(m[a] * c - mc);
+        a_o[a] = ex2_approx(m_o[a] * c - mc);
+        l[a] = merge(l[a], a_me[a], l_o[a], a_o[a]);
+        m[a] = mx;
+    }
+#pragma unroll
+    for (int j = 0; j < D / 8; j++) {
+        const float4 x = __ldcg(theirs + j * NT);
+        o[4 * j] = merge(o[4 * j], a_me[0], x.x, a_o[0]);
+        o[4 * j + 1] = merge(o[4 * j + 1], a_me[0], x.y, a_o[0]);
+        o[4 * j + 2] = merge(o[4 * j + 2], a_me[1], x.z, a_o[1]);
+        o[4 * j + 3] = merge(o[4 * j + 3], a_me[1], x.w, a_o[1]);
+    }
+}
+
 /* grid: one block per SM when not causal (persistent), one per work tile when causal; block: NWG
  * consumer warpgroups (0 .. NWG-1) + one producer warpgroup (NWG). Q, K, V: tensor maps over
  * [B*H, N, D] bf16; O: [B, H, Nq, D] bf16; lse: [B, H, Nq] float; ws: stream-K's workspace. */
@@ -467,57 +540,10 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             l[a] += __shfl_xor_sync(0xffffffffu, l[a], 1);
             l[a] += __shfl_xor_sync(0xffffffffu, l[a], 2);
         }
-        /* A cut work tile: each of its two pieces ends with a partial O (unnormalised), m and l
-         * for the same rows, in the same threads. Each warp writes its own to slot w.slot of the
-         * workspace (as role 0 or 1), then counts itself in on that warp's counter (zeroed by
-         * launch()); the second to arrive reads the other's partial, merges the two as the
-         * online softmax merges key tiles, and stores O; the first stops here. Nothing waits for
-         * another block, and merge() rounds the same way whichever piece arrives second. */
-        if (SPLIT && w.slot >= 0) {
-            constexpr int NT = NWG * WG;   /* consumer threads: tid < NT */
-            unsigned *count = reinterpret_cast<unsigned *>(ws) + w.slot * SK_WARPS + tid / 32;
-            float4 *part =
-                reinterpret_cast<float4 *>(static_cast<char *>(ws) + sk_counter_bytes(gridDim.x));
-            float4 *mine = part + (size_t)(2 * w.slot + w.role) * (D / 8 + 1) * NT + tid;
-            const float4 *theirs = part + (size_t)(2 * w.slot + (w.role ^ 1)) * (D / 8 + 1) * NT + tid;
-#pragma unroll
-            for (int j = 0; j < D / 8; j++)
-                mine[j * NT] = make_float4(o[4 * j], o[4 * j + 1], o[4 * j + 2], o[4 * j + 3]);
-            mine[D / 8 * NT] = make_float4(m[0], m[1], l[0], l[1]);
-            __threadfence();   /* my partial is visible before my count */
-            __syncwarp();
-            /* Lane 0 counts the warp in and, with its fence after the atomic, acquires what the
-             * other piece's warp released before its count; the warp barrier then orders lanes
-             * 1-31 after lane 0's acquire (a shuffle alone carries the value, not the ordering:
-             * under the PTX memory model their reads of the partial need the barrier). */
-            unsigned first = 0;
-            if (lane == 0) {
-                first = atomicAdd(count, 1u) == 0;
-                __threadfence();   /* the other partial, counted in before mine, is visible */
-            }
-            __syncwarp();
-            if (__shfl_sync(0xffffffffu, first, 0))
-                continue;   /* the other piece will finish these rows */
-            const float4 ml = __ldcg(theirs + D / 8 * NT);
-            const float m_o[2] = {ml.x, ml.y}, l_o[2] = {ml.z, ml.w};
-            float a_me[2], a_o[2];
-#pragma unroll
-            for (int a = 0; a < 2; a++) {
-                const float mx = fmaxf(m[a], m_o[a]);
-                const float mc = (mx == -INFINITY ? 0.f : mx) * c;
-                a_me[a] = ex2_approx(m[a] * c - mc);
-                a_o[a] = ex2_approx(m_o[a] * c - mc);
-                l[a] = merge(l[a], a_me[a], l_o[a], a_o[a]);
-                m[a] = mx;
-            }
-#pragma unroll
-            for (int j = 0; j < D / 8; j++) {
-                const float4 x = __ldcg(theirs + j * NT);
-                o[4 * j] = merge(o[4 * j], a_me[0], x.x, a_o[0]);
-                o[4 * j + 1] = merge(o[4 * j + 1], a_me[0], x.y, a_o[0]);
-                o[4 * j + 2] = merge(o[4 * j + 2], a_me[1], x.z, a_o[1]);
-                o[4 * j + 3] = merge(o[4 * j + 3], a_me[1], x.w, a_o[1]);
-            }
+        if (SPLIT && w.slot >= 0) {   /* a cut work tile: the second piece stores its rows */
+            if (sk_count_in<D, NWG>(o, m, l, w, ws, tid, lane))
+                continue;
+            sk_merge<D, NWG>(o, m, l, w, ws, tid, c);
         }
         bf16 *Ob = O + (size_t)w.bh * Nq * D;
         float *lseb = lse + (size_t)w.bh * Nq;

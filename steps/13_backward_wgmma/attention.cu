@@ -49,7 +49,7 @@
  * key tile's share in its turn (det2_turn, FlashAttention-3's shifted order), which needs every
  * SM open to the kernel while it runs (not causal: a group's blocks wait on each other; two
  * deterministic backwards at once on two streams can wait forever). Hopper only. One block of
- * 384 threads per SM; shared memory 194 KB (D = 128 causal), 226 KB (D = 128 not causal), 195 KB
+ * 384 threads per SM; shared memory 194 KB (D = 128 causal, Nq < 8192), 226 KB (D = 128 otherwise), 195 KB
  * (D = 64). Workspace: (padded Nq) x (D + 2) x 4 bytes per head (66 MB at 4,8,4096,4096,128).
  *
  * Run:  build/attn run --step 13 --shape 4,8,4096,4096,128 --backward   (needs an H100 / H200)
@@ -371,6 +371,142 @@ template <int Br, int Bc, bool SPLIT> struct TileScheduler {
     }
 };
 
+/* Stream-K, at the end of a cut work tile: each of its two pieces ends with a partial O
+ * (unnormalised), m and l for the same rows, in the same threads. Each warp writes its own to
+ * slot w.slot of the workspace (as role 0 or 1), then counts itself in on that warp's counter
+ * (zeroed by launch()); the second to arrive reads the other's partial, merges the two as the
+ * online softmax merges key tiles (sk_merge), and stores O; the first stops here. Nothing waits
+ * for another block, and merge() rounds the same way whichever piece arrives second. The
+ * partials: the workspace after the counters, (D / 8 + 1) float4 per consumer thread and piece. */
+template <int D, int NWG>
+__device__ __forceinline__ float4 *sk_partial(void *ws, const WorkTile &w, int role, int tid)
+{
+    constexpr int NT = NWG * WG;   /* consumer threads: tid < NT */
+    float4 *part =
+        reinterpret_cast<float4 *>(static_cast<char *>(ws) + sk_counter_bytes(gridDim.x));
+    return part + (size_t)(2 * w.slot + role) * (D / 8 + 1) * NT + tid;
+}
+
+/* This warp's partial out, then the warp counted in: returns whether it came first (and stops). */
+template <int D, int NWG>
+__device__ __forceinline__ bool sk_count_in(const float (&o)[D / 2], const float (&m)[2],
+                                            const float (&l)[2], const WorkTile &w, void *ws,
+                                            int tid, int lane)
+{
+    constexpr int NT = NWG * WG;
+    unsigned *count = reinterpret_cast<unsigned *>(ws) + w.slot * SK_WARPS + tid / 32;
+    float4 *mine = sk_partial<D, NWG>(ws, w, w.role, tid);
+#pragma unroll
+    for (int j = 0; j < D / 8; j++)
+        mine[j * NT] = make_float4(o[4 * j], o[4 * j + 1], o[4 * j + 2], o[4 * j + 3]);
+    mine[D / 8 * NT] = make_float4(m[0], m[1], l[0], l[1]);
+    __threadfence();   /* my partial is visible before my count */
+    __syncwarp();
+    /* Lane 0 counts the warp in and, with its fence after the atomic, acquires what the other
+     * piece's warp released before its count; the warp barrier then orders lanes 1-31 after
+     * lane 0's acquire (a shuffle alone carries the value, not the ordering: under the PTX
+     * memory model their reads of the partial need the barrier). */
+    unsigned first = 0;
+    if (lane == 0) {
+        first = atomicAdd(count, 1u) == 0;
+        __threadfence();   /* the other partial, counted in before mine, is visible */
+    }
+    __syncwarp();
+    return __shfl_sync(0xffffffffu, first, 0);
+}
+
+/* The second piece: the other's partial merged into this thread's rows. */
+template <int D, int NWG>
+__device__ __forceinline__ void sk_merge(float (&o)[D / 2], float (&m)[2], float (&l)[2],
+                                         const WorkTile &w, void *ws, int tid, float c)
+{
+    constexpr int NT = NWG * WG;
+    const float4 *theirs = sk_partial<D, NWG>(ws, w, w.role ^ 1, tid);
+    const float4 ml = __ldcg(theirs + D / 8 * NT);
+    const float m_o[2] = {ml.x, ml.y}, l_o[2] = {ml.z, ml.w};
+    float a_me[2], a_o[2];
+#pragma unroll
+    for (int a = 0; a < 2; a++) {
+        const float mx = fmaxf(m[a], m_o[a]);
+        const float mc = (mx == -INFINITY ? 0.f : mx) * c;
+        a_me[a] = ex2_approx(m[a] * c - mc);
+        a_o[a] = ex2_approx(m_o[a] * c - mc);
+        l[a] = merge(l[a], a_me[a], l_o[a], a_o[a]);
+        m[a] = mx;
+    }
+#pragma unroll
+    for (int j = 0; j < D / 8; j++) {
+        const float4 x = __ldcg(theirs + j * NT);
+        o[4 * j] = merge(o[4 * j], a_me[0], x.x, a_o[0]);
+        o[4 * j + 1] = merge(o[4 * j + 1], a_me[0], x.y, a_o[0]);
+        o[4 * j + 2] = merge(o[4 * j + 2], a_me[1], x.z, a_o[1]);
+        o[4 * j + 3] = merge(o[4 * j + 3], a_me[1], x.w, a_o[1]);
+    }
+}
+
+/* The epilogue's stores: O = acc / l (l summed across the quad already) and lse = m * scale +
+ * ln l for this thread's two rows, skipping rows past Nq or below 0 (computed from zero queries).
+ * With Tiles<D>::TMA_O, O goes through shared memory and one TMA store per warp and atom
+ * (FlashAttention-3's and -4's epilogue): 4-byte stores to global memory hold the long
+ * scoreboard until the store unit has read their registers, and the next instructions to reuse
+ * them wait. The staging of this warp's 16 rows is free once its last store has read it; the
+ * TMA unit writes only the rows below Nq (the map's bound). Without it, plain stores with the
+ * row guard as in step 07. */
+template <int D, int Br>
+__device__ __forceinline__ void store_o(const float (&o)[D / 2], const float (&m)[2],
+                                        const float (&l)[2], const WorkTile &w, const int (&row)[2],
+                                        int wg, int warp, int lane, uint32_t sO,
+                                        const CUtensorMap *tmO, bf16 *O, float *lse, int Nq,
+                                        float scale)
+{
+    const int g = lane / 4, t = lane % 4;
+    float *lseb = lse + (size_t)w.bh * Nq;
+    if constexpr (Tiles<D>::TMA_O) {
+        const int r16 = 64 * wg + 16 * warp;      /* this warp's first row in the tile */
+        const uint32_t so = sO + opaque_zero();   /* addresses built here, not kept */
+        if (lane == 0)
+            bulk_wait_read<0>();
+        __syncwarp();
+#pragma unroll
+        for (int a = 0; a < 2; a++) {
+            const float inv = 1.f / l[a];
+            const int r = g + 8 * a;
+#pragma unroll
+            for (int j = 0; j < D / 8; j++)
+                st_shared_u32(so + (j / 8) * tile_bytes<64>(Br) + (r16 + r) * 128 +
+                                  (((j % 8) ^ (r % 8)) << 4) + 4 * t,
+                              pack_bf16(o[4 * j + 2 * a] * inv, o[4 * j + 2 * a + 1] * inv));
+            if (t == 0 && row[a] < Nq && row[a] >= 0)   /* rows past Nq or below 0: zero queries */
+                lseb[row[a]] = m[a] * scale + logf(l[a]);
+        }
+        fence_proxy_async_smem();   /* the generic proxy's writes, seen by the TMA unit */
+        __syncwarp();
+        /* a box wholly past Nq or below 0 writes nothing; TMA clips a box's rows past Nq */
+        if (lane == 0 && w.q0 + r16 < Nq && w.q0 + r16 + 16 > 0) {
+#pragma unroll
+            for (int at = 0; at < D / 64; at++)
+                tma_store_3d(tmO, sO + at * tile_bytes<64>(Br) + r16 * 128, 64 * at, w.q0 + r16,
+                             w.bh);
+            bulk_commit();
+        }
+        return;
+    }
+    bf16 *Ob = O + (size_t)w.bh * Nq * D;
+#pragma unroll
+    for (int a = 0; a < 2; a++) {
+        if (row[a] >= Nq || row[a] < 0)
+            continue;   /* rows past Nq or below 0 were computed from zero queries */
+        const float inv = 1.f / l[a];
+        bf16 *out = Ob + (size_t)row[a] * D + 2 * t;
+#pragma unroll
+        for (int j = 0; j < D / 8; j++)
+            *reinterpret_cast<uint32_t *>(out + 8 * j) =
+                pack_bf16(o[4 * j + 2 * a] * inv, o[4 * j + 2 * a + 1] * inv);
+        if (t == 0)
+            lseb[row[a]] = m[a] * scale + logf(l[a]);
+    }
+}
+
 /* grid: one block per SM (persistent; DYN, causal: tiles from the counter in ws); block: NWG
  * consumer warpgroups (0 .. NWG-1) + one producer warpgroup (NWG). Q, K, V: tensor maps over
  * [B*H, N, D] bf16; O: [B, H, Nq, D] bf16; lse: [B, H, Nq] float; ws: stream-K's workspace, or
@@ -621,108 +757,12 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             l[a] += __shfl_xor_sync(0xffffffffu, l[a], 1);
             l[a] += __shfl_xor_sync(0xffffffffu, l[a], 2);
         }
-        /* A cut work tile: each of its two pieces ends with a partial O (unnormalised), m and l
-         * for the same rows, in the same threads. Each warp writes its own to slot w.slot of the
-         * workspace (as role 0 or 1), then counts itself in on that warp's counter (zeroed by
-         * launch()); the second to arrive reads the other's partial, merges the two as the
-         * online softmax merges key tiles, and stores O; the first stops here. Nothing waits for
-         * another block, and merge() rounds the same way whichever piece arrives second. */
-        if (SPLIT && w.slot >= 0) {
-            constexpr int NT = NWG * WG;   /* consumer threads: tid < NT */
-            unsigned *count = reinterpret_cast<unsigned *>(ws) + w.slot * SK_WARPS + tid / 32;
-            float4 *part =
-                reinterpret_cast<float4 *>(static_cast<char *>(ws) + sk_counter_bytes(gridDim.x));
-            float4 *mine = part + (size_t)(2 * w.slot + w.role) * (D / 8 + 1) * NT + tid;
-            const float4 *theirs = part + (size_t)(2 * w.slot + (w.role ^ 1)) * (D / 8 + 1) * NT + tid;
-#pragma unroll
-            for (int j = 0; j < D / 8; j++)
-                mine[j * NT] = make_float4(o[4 * j], o[4 * j + 1], o[4 * j + 2], o[4 * j + 3]);
-            mine[D / 8 * NT] = make_float4(m[0], m[1], l[0], l[1]);
-            __threadfence();   /* my partial is visible before my count */
-            __syncwarp();
-            /* Lane 0 counts the warp in and, with its fence after the atomic, acquires what the
-             * other piece's warp released before its count; the warp barrier then orders lanes
-             * 1-31 after lane 0's acquire (a shuffle alone carries the value, not the ordering:
-             * under the PTX memory model their reads of the partial need the barrier). */
-            unsigned first = 0;
-            if (lane == 0) {
-                first = atomicAdd(count, 1u) == 0;
-                __threadfence();   /* the other partial, counted in before mine, is visible */
-            }
-            __syncwarp();
-            if (__shfl_sync(0xffffffffu, first, 0))
-                continue;   /* the other piece will finish these rows */
-            const float4 ml = __ldcg(theirs + D / 8 * NT);
-            const float m_o[2] = {ml.x, ml.y}, l_o[2] = {ml.z, ml.w};
-            float a_me[2], a_o[2];
-#pragma unroll
-            for (int a = 0; a < 2; a++) {
-                const float mx = fmaxf(m[a], m_o[a]);
-                const float mc = (mx == -INFINITY ? 0.f : mx) * c;
-                a_me[a] = ex2_approx(m[a] * c - mc);
-                a_o[a] = ex2_approx(m_o[a] * c - mc);
-                l[a] = merge(l[a], a_me[a], l_o[a], a_o[a]);
-                m[a] = mx;
-            }
-#pragma unroll
-            for (int j = 0; j < D / 8; j++) {
-                const float4 x = __ldcg(theirs + j * NT);
-                o[4 * j] = merge(o[4 * j], a_me[0], x.x, a_o[0]);
-                o[4 * j + 1] = merge(o[4 * j + 1], a_me[0], x.y, a_o[0]);
-                o[4 * j + 2] = merge(o[4 * j + 2], a_me[1], x.z, a_o[1]);
-                o[4 * j + 3] = merge(o[4 * j + 3], a_me[1], x.w, a_o[1]);
-            }
+        if (SPLIT && w.slot >= 0) {   /* a cut work tile: the second piece stores its rows */
+            if (sk_count_in<D, NWG>(o, m, l, w, ws, tid, lane))
+                continue;
+            sk_merge<D, NWG>(o, m, l, w, ws, tid, c);
         }
-        float *lseb = lse + (size_t)w.bh * Nq;
-        if constexpr (Tiles<D>::TMA_O) {
-            /* O through shared memory and one TMA store per warp and atom (FlashAttention-3's
-             * and -4's epilogue): 4-byte stores to global memory hold the long scoreboard
-             * until the store unit has read their registers, and the next instructions to
-             * reuse them wait. The staging of this warp's 16 rows is free once its last store
-             * has read it; the TMA unit writes only the rows below Nq (the map's bound). */
-            const int r16 = 64 * wg + 16 * warp;      /* this warp's first row in the tile */
-            const uint32_t so = sO + opaque_zero();   /* addresses built here, not kept */
-            if (lane == 0)
-                bulk_wait_read<0>();
-            __syncwarp();
-#pragma unroll
-            for (int a = 0; a < 2; a++) {
-                const float inv = 1.f / l[a];
-                const int r = g + 8 * a;
-#pragma unroll
-                for (int j = 0; j < D / 8; j++)
-                    st_shared_u32(so + (j / 8) * tile_bytes<64>(Br) + (r16 + r) * 128 +
-                                      (((j % 8) ^ (r % 8)) << 4) + 4 * t,
-                                  pack_bf16(o[4 * j + 2 * a] * inv, o[4 * j + 2 * a + 1] * inv));
-                if (t == 0 && row[a] < Nq && row[a] >= 0)   /* rows past Nq or below 0: zero queries */
-                    lseb[row[a]] = m[a] * scale + logf(l[a]);
-            }
-            fence_proxy_async_smem();   /* the generic proxy's writes, seen by the TMA unit */
-            __syncwarp();
-            /* a box wholly past Nq or below 0 writes nothing; TMA clips a box's rows past Nq */
-            if (lane == 0 && w.q0 + r16 < Nq && w.q0 + r16 + 16 > 0) {
-#pragma unroll
-                for (int at = 0; at < D / 64; at++)
-                    tma_store_3d(&tmO, sO + at * tile_bytes<64>(Br) + r16 * 128, 64 * at,
-                                 w.q0 + r16, w.bh);
-                bulk_commit();
-            }
-            continue;
-        }
-        bf16 *Ob = O + (size_t)w.bh * Nq * D;
-#pragma unroll
-        for (int a = 0; a < 2; a++) {
-            if (row[a] >= Nq || row[a] < 0)
-                continue;   /* rows past Nq or below 0 were computed from zero queries */
-            const float inv = 1.f / l[a];
-            bf16 *out = Ob + (size_t)row[a] * D + 2 * t;
-#pragma unroll
-            for (int j = 0; j < D / 8; j++)
-                *reinterpret_cast<uint32_t *>(out + 8 * j) =
-                    pack_bf16(o[4 * j + 2 * a] * inv, o[4 * j + 2 * a + 1] * inv);
-            if (t == 0)
-                lseb[row[a]] = m[a] * scale + logf(l[a]);
-        }
+        store_o<D, Br>(o, m, l, w, row, wg, warp, lane, sO, &tmO, O, lse, Nq, scale);
     }
     /* DYN: the last warpgroup handed the turn on after its last issue, not knowing it was the
      * last; warpgroup 0 takes that turn, so that barrier 1 ends with no arrival pending */
@@ -768,9 +808,10 @@ constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LO
  *                  note 13)
  *   DQ_T           (WIDE only) dQ computed transposed, dQ^T = K^T dS^T (FlashAttention-3's
  *                  dQ_swapAB): wgmma's M is 64, so 80 query rows can only be its N
- * WIDE: D = 128 not causal (bwd_wide), deterministic or not, takes 80-row query tiles,
- * FlashAttention-3's choice there (causal keeps 64: det2_turn and the causal walk need
- * Bc % Br == 0). Warpgroup w computes dQ^T's features 64w.. (M = 64) for the tile's 80 queries
+ * WIDE: D = 128 (bwd_wide), deterministic or not, takes 80-row query tiles, FlashAttention-3's
+ * choice there: not causal always, causal from BWD_WIDE_CAUSAL_NQ query rows (a causal key
+ * tile's first query tile then starts up to 79 rows before its keys, rows the mask drops, a
+ * share that shrinks as Nq grows). Warpgroup w computes dQ^T's features 64w.. (M = 64) for the tile's 80 queries
  * (N = 80) over all 128 keys; for that dS goes to shared memory as [query][key] (stmatrix
  * .trans), a K-major B, and K is read as an MN-major A. */
 template <int D, bool WIDE = false> struct BwdTiles;
@@ -1107,9 +1148,8 @@ __device__ __forceinline__ int det2_turn(const BwdBlock &blk, int qt, int n_kt, 
                                          int causal)
 {
     constexpr int Bc = BWD_BC, Br = BwdTiles<D, WIDE>::Br;
-    static_assert(WIDE || Bc % Br == 0, "a key tile's first visible query tile is kt Bc / Br");
-    if (causal)
-        return min(n_kt - 1, qt * Br / Bc) - blk.k0 / Bc;
+    if (causal)   /* the last key tile that sees query tile qt's rows */
+        return min(n_kt - 1, (qt * Br + Br - 1) / Bc) - blk.k0 / Bc;
     const int rank = min(qt, grp.size - 1) - blk.qt_begin;
     return grp.first + (rank < 0 ? rank + grp.size : rank);
 }
@@ -1732,10 +1772,14 @@ static size_t sk_bytes(long long blocks, int d)
 
 static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
+/* causal D = 128 on 80-row tiles from this Nq (13_causal_wide, H200: 0.5-3.6 % slower at
+ * Nq = 2048-6144, 0.4-1.4 % faster at 8192, 1-2 % at 12288, 2.3-3.4 % from 16384) */
+#define BWD_WIDE_CAUSAL_NQ 8192
+
 /* The backward's query rows, padded to whole tiles of BwdTiles<D>::Br per head. */
 static bool bwd_wide(const attn_problem *p)   /* BwdTiles<128, true>: 80-row tiles */
 {
-    return p->head_dim == 128 && !p->causal;
+    return p->head_dim == 128 && (!p->causal || p->seq_q >= BWD_WIDE_CAUSAL_NQ);
 }
 
 static int bwd_br(const attn_problem *p)

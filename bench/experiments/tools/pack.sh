@@ -24,19 +24,9 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 #   build build/var12p bench/experiments/12_pin_partial/pin.patch 12_three_warpgroups pin4 -DPIN_COLS=4
 #   cp build/steps/12_three_warpgroups.so build/var12p/base.so
 # and the folders they are in:
+# shellcheck disable=SC2034   # the builds name their patches under $E
 E=bench/experiments
-build build/var13w $E/13_causal_wide/wide.patch 13_backward_wgmma wide -DCAUSAL_WIDE=1
-cp build/steps/13_backward_wgmma.so build/var13w/base.so
-for s in 11 12 13 14; do
-    f=$(ls -d steps/${s}_*)
-    build build/var11s $E/11_fwd_stages/stages_$s.patch "${f#steps/}" "$s"
-done
-for s in 11 12; do
-    mkdir -p build/var11s/a$s
-    cp build/steps/${s}_*.so build/var11s/a$s/base.so
-    cp build/var11s/$s.so build/var11s/a$s/new.so
-done
-var=(build/var13w build/var11s)
+var=()
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
