@@ -184,6 +184,23 @@ template <int Br, int Bc> struct TileScheduler {
     }
 };
 
+/* The producer's one thread: per work tile its Q, then its K and V tiles through the ring
+ * (load_kv: the kernel's, which knows the ring). */
+template <int D, int Br, int Bc, class LoadKV>
+__device__ __forceinline__ void produce(const TileScheduler<Br, Bc> &sched, const CUtensorMap *tmQ,
+                                        uint32_t sQ, uint32_t bar_q, LoadKV load_kv)
+{
+    /* it counts K/V tiles over the block's whole life */
+    int it = 0;
+    for (unsigned k = 0; k < sched.count(); k++) {
+        const WorkTile w = sched.get(k);
+        mbar_arrive_expect_tx(bar_q, tile_bytes<D>(Br));
+        load_tile<Br, D>(sQ, tmQ, w.q0, w.bh, bar_q);
+        for (int j = 0; j < w.n_tiles; j++, it++)
+            load_kv(w, j, it);
+    }
+}
+
 /* grid: (B*H, ceil(Nq / Br)); block: NWG consumer warpgroups (0 .. NWG-1) + one producer
  * warpgroup (NWG). Q, K, V: tensor maps over [B*H, N, D] bf16; O: [B, H, Nq, D] bf16; lse:
  * [B, H, Nq] float. */
@@ -244,15 +261,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             tma_prefetch_map(&tmQ);
             tma_prefetch_map(&tmK);
             tma_prefetch_map(&tmV);
-            /* it counts K/V tiles over the block's whole life */
-            int it = 0;
-            for (unsigned k = 0; k < sched.count(); k++) {
-                const WorkTile w = sched.get(k);
-                mbar_arrive_expect_tx(bar_q, tile_bytes<D>(Br));
-                load_tile<Br, D>(sQ, &tmQ, w.q0, w.bh, bar_q);
-                for (int j = 0; j < w.n_tiles; j++, it++)
-                    load_kv(w, j, it);
-            }
+            produce<D>(sched, &tmQ, sQ, bar_q, load_kv);
         }
         return;   /* copies in flight complete on the mbarriers; the block lives on */
     }

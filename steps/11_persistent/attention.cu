@@ -255,6 +255,27 @@ template <int Br, int Bc, bool SPLIT> struct TileScheduler {
     }
 };
 
+/* The producer's one thread: per work tile its Q into the single Q buffer, then its K and V tiles
+ * through the ring (load_kv: the kernel's, which knows the ring). */
+template <int D, int Br, int Bc, bool SPLIT, class LoadKV>
+__device__ __forceinline__ void produce(const TileScheduler<Br, Bc, SPLIT> &sched,
+                                        const CUtensorMap *tmQ, uint32_t sQ, uint32_t bar_q,
+                                        uint32_t empty_q, LoadKV load_kv)
+{
+    /* it counts K/V tiles over the block's whole life: the ring runs on across work tiles, so
+     * the next tile's first K and V load while this one finishes. */
+    int it = 0;
+    for (unsigned k = 0; k < sched.count(); k++) {
+        const WorkTile w = sched.get(k);
+        /* the single Q buffer: the k-th load waits for the (k-1)-th release */
+        mbar_wait(empty_q, (k & 1) ^ 1);
+        mbar_arrive_expect_tx(bar_q, tile_bytes<D>(Br));
+        load_tile<Br, D>(sQ, tmQ, w.q0, w.bh, bar_q);
+        for (int j = 0; j < w.n_tiles; j++, it++)
+            load_kv(w, j, it);
+    }
+}
+
 /* Stream-K, at the end of a cut work tile: each of its two pieces ends with a partial O
  * (unnormalised), m and l for the same rows, in the same threads. Each warp writes its own to
  * slot w.slot of the workspace (as role 0 or 1), then counts itself in on that warp's counter
@@ -393,18 +414,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             tma_prefetch_map(&tmQ);
             tma_prefetch_map(&tmK);
             tma_prefetch_map(&tmV);
-            /* it counts K/V tiles over the block's whole life: the ring runs on across work
-             * tiles, so the next tile's first K and V load while this one finishes. */
-            int it = 0;
-            for (unsigned k = 0; k < sched.count(); k++) {
-                const WorkTile w = sched.get(k);
-                /* the single Q buffer: the k-th load waits for the (k-1)-th release */
-                mbar_wait(empty_q, (k & 1) ^ 1);
-                mbar_arrive_expect_tx(bar_q, tile_bytes<D>(Br));
-                load_tile<Br, D>(sQ, &tmQ, w.q0, w.bh, bar_q);
-                for (int j = 0; j < w.n_tiles; j++, it++)
-                    load_kv(w, j, it);
-            }
+            produce<D>(sched, &tmQ, sQ, bar_q, empty_q, load_kv);
         }
         return;   /* copies in flight complete on the mbarriers; the block lives on */
     }

@@ -363,6 +363,42 @@ template <int Br, int Bc, bool SPLIT> struct TileScheduler {
     }
 };
 
+/* The producer's one thread: per work tile its Q into the single Q buffer, then its K and V tiles
+ * through the ring (load_kv: the kernel's, which knows the ring). */
+template <int D, bool DYN, int Br, int Bc, bool SPLIT, class LoadKV>
+__device__ __forceinline__ void produce(const TileScheduler<Br, Bc, SPLIT> &sched,
+                                        const CUtensorMap *tmQ, uint32_t sQ, uint32_t bar_q,
+                                        uint32_t empty_q, uint32_t slot, void *ws, LoadKV load_kv)
+{
+    /* it counts K/V tiles over the block's whole life: the ring runs on across work tiles, so
+     * the next tile's first K and V load while this one finishes. */
+    int it = 0;
+    unsigned wi = blockIdx.x;   /* DYN: the work tile's number; the first is the block's */
+    for (unsigned k = 0; DYN || k < sched.count(); k++) {
+        /* the single Q buffer: the k-th load waits for the (k-1)-th release */
+        mbar_wait(empty_q, (k & 1) ^ 1);
+        if (DYN) {
+            st_shared_u32(slot, wi);
+            if (wi >= sched.n_work()) {   /* no more work: the consumers read it, leave */
+                mbar_arrive(bar_q);
+                break;
+            }
+        }
+        const WorkTile w = DYN ? sched.tile(wi) : sched.get(k);
+        mbar_arrive_expect_tx(bar_q, tile_bytes<D>(Br));
+        load_tile<Br, D>(sQ, tmQ, w.q0, w.bh, bar_q);
+        for (int j = 0; j < w.n_tiles; j++, it++)
+            load_kv(w, j, it);
+        /* DYN: the next work tile is the next number of a counter that every block shares
+         * (zeroed by launch()), taken now, with this tile's last loads issued and its consumers
+         * about two key tiles from done: tiles go out heaviest first to whichever block frees
+         * up first, as the hardware hands out the blocks of a grid, and the atomic's latency
+         * hides under those two tiles. */
+        if (DYN)
+            wi = gridDim.x + atomicAdd(reinterpret_cast<unsigned *>(ws), 1u);
+    }
+}
+
 /* Stream-K, at the end of a cut work tile: each of its two pieces ends with a partial O
  * (unnormalised), m and l for the same rows, in the same threads. Each warp writes its own to
  * slot w.slot of the workspace (as role 0 or 1), then counts itself in on that warp's counter
@@ -575,33 +611,7 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             tma_prefetch_map(&tmQ);
             tma_prefetch_map(&tmK);
             tma_prefetch_map(&tmV);
-            /* it counts K/V tiles over the block's whole life: the ring runs on across work
-             * tiles, so the next tile's first K and V load while this one finishes. */
-            int it = 0;
-            unsigned wi = blockIdx.x;   /* DYN: the work tile's number; the first is the block's */
-            for (unsigned k = 0; DYN || k < sched.count(); k++) {
-                /* the single Q buffer: the k-th load waits for the (k-1)-th release */
-                mbar_wait(empty_q, (k & 1) ^ 1);
-                if (DYN) {
-                    st_shared_u32(slot, wi);
-                    if (wi >= sched.n_work()) {   /* no more work: the consumers read it, leave */
-                        mbar_arrive(bar_q);
-                        break;
-                    }
-                }
-                const WorkTile w = DYN ? sched.tile(wi) : sched.get(k);
-                mbar_arrive_expect_tx(bar_q, tile_bytes<D>(Br));
-                load_tile<Br, D>(sQ, &tmQ, w.q0, w.bh, bar_q);
-                for (int j = 0; j < w.n_tiles; j++, it++)
-                    load_kv(w, j, it);
-                /* DYN: the next work tile is the next number of a counter that every block
-                 * shares (zeroed by launch()), taken now, with this tile's last loads issued and
-                 * its consumers about two key tiles from done: tiles go out heaviest first to
-                 * whichever block frees up first, as the hardware hands out the blocks of a grid,
-                 * and the atomic's latency hides under those two tiles. */
-                if (DYN)
-                    wi = gridDim.x + atomicAdd(reinterpret_cast<unsigned *>(ws), 1u);
-            }
+            produce<D, DYN>(sched, &tmQ, sQ, bar_q, empty_q, slot, ws, load_kv);
         }
         return;   /* copies in flight complete on the mbarriers; the block lives on */
     }
