@@ -722,10 +722,13 @@ Test(gpu, deterministic_backward_is_repeatable, .timeout = 300)
 {
     need_gpu();
     const int cc = gpu_cc();
-    /* the last: grouped-query attention (8 query heads on 2 K/V heads), for the steps that take it */
+    /* the fourth: causal D = 128 from Nq = 8192, where steps 13 and 14 take 80-row query tiles
+     * (BWD_WIDE_CAUSAL_NQ), ragged in Nq; the last: grouped-query attention (8 query heads on 2
+     * K/V heads), for the steps that take it */
     const attn_problem shapes[] = {{2, 3, 300, 257, 64, 1, ATTN_BF16, 0.125f, 3, 1},
                                    {1, 4, 1000, 1000, 128, 0, ATTN_BF16, 0.0884f, 4, 1},
                                    {1, 4, 1000, 777, 128, 1, ATTN_BF16, 0.0884f, 4, 1},
+                                   {1, 2, 8200, 8192, 128, 1, ATTN_BF16, 0.0884f, 2, 1},
                                    {2, 8, 300, 257, 64, 1, ATTN_BF16, 0.125f, 2, 1}};
     int took = 0;
     cudaStream_t other;
