@@ -26,7 +26,12 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 # and the folders they are in:
 # shellcheck disable=SC2034   # the builds name their patches under $E
 E=bench/experiments
-var=()
+# 13_causal_wide/profile.sh: step 13 before the 80-row causal tiles landed (aa1fc89)
+mkdir -p build/var13l
+git show aa1fc89:steps/13_backward_wgmma/attention.cu >steps/13_backward_wgmma/before.cu
+$NV steps/13_backward_wgmma/before.cu -o build/var13l/b13.so || { rm -f steps/13_backward_wgmma/before.cu; exit 1; }
+rm -f steps/13_backward_wgmma/before.cu
+var=(build/var13l)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
