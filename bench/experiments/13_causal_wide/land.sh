@@ -5,7 +5,7 @@
 # the deterministic and two-stream GPU tests, memcheck on a causal 8192 problem of each step, then
 # launch by launch each step against its build as committed before (base.so: b13, b14), and the
 # deterministic backward's price on the new tiles.
-# Builds, here (make first): build/var13l/b13.so and b14.so, steps 13 and 14 at the parent commit.
+# Builds, here (make first; ../tools/pack.sh): build/var13l/b13.so and b14.so, steps 13 and 14 at aa1fc89.
 # usage (on the H200, LD_LIBRARY_PATH=$PWD/.device-libs; ~1 min): land.sh OUT
 set -u
 cd "$(dirname "$0")/../../.." || exit 2

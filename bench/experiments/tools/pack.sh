@@ -26,11 +26,13 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 # and the folders they are in:
 # shellcheck disable=SC2034   # the builds name their patches under $E
 E=bench/experiments
-# 13_causal_wide/profile.sh: step 13 before the 80-row causal tiles landed (aa1fc89)
+# 13_causal_wide/profile.sh and land.sh: steps 13 and 14 before the 80-row causal tiles (aa1fc89)
 mkdir -p build/var13l
-git show aa1fc89:steps/13_backward_wgmma/attention.cu >steps/13_backward_wgmma/before.cu
-$NV steps/13_backward_wgmma/before.cu -o build/var13l/b13.so || { rm -f steps/13_backward_wgmma/before.cu; exit 1; }
-rm -f steps/13_backward_wgmma/before.cu
+for s in 13_backward_wgmma 14_gqa; do
+    git show aa1fc89:steps/$s/attention.cu >steps/$s/before.cu
+    $NV steps/$s/before.cu -o build/var13l/b${s%%_*}.so || { rm -f steps/$s/before.cu; exit 1; }
+    rm -f steps/$s/before.cu
+done
 var=(build/var13l)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
