@@ -8,12 +8,13 @@
 # eighth (emu8) column group by a cubic on the FMA pipe (FlashAttention-4's sm100 trick; 8
 # instructions for one MUFU), and pack1emu8 both. ring.patch (not the packs): the ring's stage and phase carried from trip to
 # trip, not recomputed from the count (7 uniform instructions fewer a trip).
-# Builds, here (make first): ../tools/pack.sh builds them into build/var12r (pack1, pack2, pack4 with
-# -DALU_PACKS=k, emu4 and emu8 with -DEMU_EXP=k, pack1emu8 with both, ring from ring.patch)
-# and puts them in .carry/b.txz. Then: Nsight Compute's pipe counters on base and pack1, checks of pack1,
+# Builds, here (make first; NV as candidates.sh sets it), as 46c124d's ../tools/pack.sh made them:
+#   build build/var12r alu_packs.patch 12_three_warpgroups packK -DALU_PACKS=K   (K = 1, 2, 4)
+#   ... emuK -DEMU_EXP=K (K = 4, 8); pack1emu8 -DEMU_EXP=8 -DALU_PACKS=1; ring from ring.patch
+# carried apart (build/var12r). Then: Nsight Compute's pipe counters on base and pack1, checks,
 # launch by launch timing of all against the step (base.so) at D = 64, then D = 128 (unchanged code:
 # the noise floor).
-# usage (on the H200, LD_LIBRARY_PATH=$PWD/.device-libs; ~3 min): run.sh OUT
+# usage (on the H200, LD_LIBRARY_PATH=$PWD/.device-libs; under 1 min): run.sh OUT
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 o=${1:?usage: run.sh OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Not yet run. Why 80-row query tiles took 2.3-2.9 % off the causal backward at D = 128,
+# Run 2026-12-06 (README). Why 80-row query tiles took 2.3-2.9 % off the causal backward at D = 128,
 # N = 16384, where the same tiles not causal took 7.2-7.8 % and 5-7 % was predicted (README):
 # Nsight Compute on bwd_main of step 13 before (64-row causal tiles, build/var13l/b13.so: aa1fc89)
 # and as committed (80 rows), at 4,8,16384,16384,128 causal, the SASS source page of each, then

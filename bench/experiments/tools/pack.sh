@@ -24,6 +24,7 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 #   build build/var12p bench/experiments/12_pin_partial/pin.patch 12_three_warpgroups pin4 -DPIN_COLS=4
 #   cp build/steps/12_three_warpgroups.so build/var12p/base.so
 # and the folders they are in:
+# shellcheck disable=SC2034   # the builds name their patches under $E
 E=bench/experiments
 # 13_causal_wide/profile.sh and land.sh: steps 13 and 14 before the 80-row causal tiles (aa1fc89)
 mkdir -p build/var13l
@@ -32,12 +33,7 @@ for s in 13_backward_wgmma 14_gqa; do
     $NV steps/$s/before.cu -o build/var13l/b${s%%_*}.so || { rm -f steps/$s/before.cu; exit 1; }
     rm -f steps/$s/before.cu
 done
-# 12_alu_packs/run.sh: step 12 with P's packs on the ALU, exponentials by polynomial, the ring carried
-for v in 1 2 4; do build build/var12r $E/12_alu_packs/alu_packs.patch 12_three_warpgroups pack$v -DALU_PACKS=$v; done
-for v in 4 8; do build build/var12r $E/12_alu_packs/alu_packs.patch 12_three_warpgroups emu$v -DEMU_EXP=$v; done
-build build/var12r $E/12_alu_packs/alu_packs.patch 12_three_warpgroups pack1emu8 -DEMU_EXP=8 -DALU_PACKS=1
-build build/var12r $E/12_alu_packs/ring.patch 12_three_warpgroups ring
-var=(build/var13l build/var12r)
+var=(build/var13l)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
