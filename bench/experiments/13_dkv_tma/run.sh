@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# 13_dkv_tma: the backward's dK and dV through shared memory and TMA stores at D = 128 (dkv.patch
+# on step 13, dkv14.patch on step 14; README). First, alone on the GPU, launch by launch: step 13
+# against its build at the eight bar shapes (and dkv64: at D = 64 too, timed only), step 14 at
+# four (two grouped). Then, with the builds
+# in the steps' place: attn check of steps 13 and 14 (the whole grid, backward and forward), the
+# GPU tests that reach the backward, memcheck and racecheck on ragged and causal shapes.
+# Builds, here (make first; ../tools/pack.sh builds them): build/var13k/dkv13.so, dkv14.so,
+# dkv13_64.so.
+# usage (on the H200, LD_LIBRARY_PATH=$PWD/.device-libs; ~4 min): run.sh OUT
+set -u
+cd "$(dirname "$0")/../../.." || exit 2
+o=${1:?usage: run.sh OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
+# shellcheck source=../tools/candidates.sh
+. bench/experiments/tools/candidates.sh
+d=build/var13k
+for st in 13 14; do
+    mkdir -p /tmp/k$st && cp build/steps/${st}_*.so /tmp/k$st/base.so && cp $d/dkv$st.so /tmp/k$st/dkv.so
+done
+cp $d/dkv13_64.so /tmp/k13/dkv64.so
+# shellcheck disable=SC2086
+timeout -k 5 150 build/v15/ab --backward --rounds 3 --reps 6 $BAR_SHAPES /tmp/k13/base.so \
+    /tmp/k13/dkv.so /tmp/k13/dkv64.so >"$o/ab_13.csv" 2>>"$o/ab.log"
+timeout -k 5 100 build/v15/ab --backward --rounds 3 --reps 6 --shape 4,8,4096,4096,128 \
+    --shape 4,8,16384,16384,128,c --shape 4,32,4096,4096,128,8 --shape 4,32,4096,4096,128,8,c \
+    /tmp/k14/base.so /tmp/k14/dkv.so >"$o/ab_14.csv" 2>>"$o/ab.log"
+{ echo "step 13, dkv over the step"; ab_ratios "$o/ab_13.csv"
+  echo "step 14, dkv over the step"; ab_ratios "$o/ab_14.csv"; } | tee "$o/ab_ratios.txt"
+sd=$(steps_with 13_backward_wgmma=$d/dkv13.so 14_gqa=$d/dkv14.so)
+{ echo "commit $(cat .git-sha) with dkv.patch, dkv14.patch"
+  ATTN_STEPS_DIR=$sd timeout -k 5 300 build/attn check --steps 13,14 --csv "$o/check.csv"
+  echo "[exit status $?]"; } >"$o/check.txt" 2>&1 &
+for t in deterministic_backward_is_repeatable every_step_refuses_a_misaligned_pointer \
+    step13_causal_sections_of_heads step14_grouped_causal_sections_of_heads \
+    top_step_two_problems_on_two_streams worked_example_through_the_kernels; do
+    ATTN_STEPS_DIR=$sd timeout -k 5 120 build/tests/gpu --verbose --filter "gpu/$t"
+    echo "[exit status $?]"
+done >"$o/gpu_tests.txt" 2>&1 &
+{
+    for tool in memcheck racecheck; do
+        for a in "13 1,2,1000,1000,128" "13 1,2,8200,8191,128 --causal" "13 1,2,777,300,128 --causal" \
+            "13 1,2,1000,1000,128 --deterministic" "13 1,2,640,129,64" "14 1,8,1000,1000,128,2 --causal" \
+            "14 1,8,8200,8191,128,4 --causal"; do
+            set -- $a
+            # shellcheck disable=SC2086
+            ATTN_STEPS_DIR=$sd timeout -k 5 200 compute-sanitizer --tool $tool --error-exitcode 9 \
+                build/attn run --step "$1" --backward --shape "$2" ${3:-} --reps 1 2>&1 |
+                grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^check|FAIL|rror"
+            echo "step $1 $2 ${3:-} $tool rc ${PIPESTATUS[0]}"
+        done
+    done
+} >"$o/sanitize.txt" 2>&1 &
+wait
+tail -n 4 "$o/check.txt"
+grep -E 'Synthesis|exit status|^\[FAIL' "$o/gpu_tests.txt"
+grep ' rc ' "$o/sanitize.txt"
