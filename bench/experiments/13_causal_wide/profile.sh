@@ -6,10 +6,12 @@
 #                         causal backward where 5-7 % was predicted: step 13 before (64-row causal
 #                         tiles, build/var13l/b13.so from ../tools/pack.sh: aa1fc89) against as
 #                         committed (80 rows), r64 and r80
-#   profile.sh OUT fa4    not yet run: where the rest of the causal gap to FlashAttention-4 lies,
-#                         step 13 as committed (r80) against FlashAttention-4's kernel (fa4, 64 rows
-#                         a trip), on a machine where FlashAttention-4 is installed (after
-#                         ../12_pin_partial/bars.sh OUT lockstep); `fa4 install` installs it first
+#   profile.sh OUT fa4    run 2026-12-06 on an H100 (README): where the rest of the causal gap to
+#                         FlashAttention-4 lies, step 13 as committed (r80) against
+#                         FlashAttention-4's kernel (fa4, 64 rows a trip), on a machine where
+#                         FlashAttention-4 is installed (after ../12_pin_partial/bars.sh OUT
+#                         lockstep); `fa4 install` installs it first (its carry: build/fa4s2,
+#                         after a call that unpacked build/fa4s1)
 # usage (on the H200, LD_LIBRARY_PATH=$PWD/.device-libs; ~2 min): profile.sh OUT [fa4 [install]]
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
