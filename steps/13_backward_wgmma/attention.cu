@@ -828,18 +828,18 @@ template <int D, bool WIDE = false> struct BwdTiles;
 template <> struct BwdTiles<128> {
     static constexpr int Br = 64;   /* registers: dK and dV take 128 per thread */
     static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, LSE2_EARLY = true;
-    static constexpr bool DQ_T = false, DS_EARLY = false;
+    static constexpr bool DQ_T = false, DS_EARLY = false, TMA_DKV = true;
 };
 template <> struct BwdTiles<64> {
     static constexpr int Br = 128;   /* twice the products per tile for the same bookkeeping */
     /* stmatrix and the early lse2 measured slower here (spills then: note 13) */
     static constexpr bool DQ_BY_COLUMNS = false, DS_STMATRIX = false, LSE2_EARLY = false;
-    static constexpr bool DQ_T = false, DS_EARLY = true;
+    static constexpr bool DQ_T = false, DS_EARLY = true, TMA_DKV = false;
 };
 template <> struct BwdTiles<128, true> {
     static constexpr int Br = 80;   /* dS^T, dP^T: 40 registers each; dQ^T's piece 40 */
     static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, LSE2_EARLY = true;
-    static constexpr bool DQ_T = true, DS_EARLY = false;
+    static constexpr bool DQ_T = true, DS_EARLY = false, TMA_DKV = true;
 };
 
 /* bwd_main's named barriers (0 is __syncthreads) */
@@ -1478,8 +1478,16 @@ template <int D, bool MASKED, bool DET, bool WIDE = false> struct BwdConsumer {
         mbar_arrive(sm.empty + 8 * qtile.st);
     }
 
-    /* The epilogue, once per block: dK = scale dS^T Q, dV: plain stores of the rows that exist */
-    __device__ __forceinline__ void store_dk_dv(bf16 *dK, bf16 *dV, int bh, int Nk, float scale)
+    /* The epilogue, once per block: dK = scale dS^T Q, dV. With TMA_DKV through shared memory,
+     * one TMA store per warp and tensor, as the forward stores O: 4-byte stores to global
+     * memory hold the long scoreboard until the store unit has read their registers, and fill
+     * half of each 32-byte sector. The staging is K's and V's own tiles, in their layout, free
+     * once both warpgroups are past their last dQ product, which reads all 128 keys of K (with
+     * no query tile the producer never loaded them); the TMA unit writes only the keys below Nk
+     * (the map's bound), and the block leaves once it has read the staging. Without it, plain
+     * stores of the rows that exist. */
+    __device__ __forceinline__ void store_dk_dv(const CUtensorMap *tmdK, const CUtensorMap *tmdV,
+                                                bf16 *dK, bf16 *dV, int bh, int Nk, float scale)
     {
         bf16 *dKb = dK + (size_t)bh * Nk * D, *dVb = dV + (size_t)bh * Nk * D;
         /* DQ_T: the keys and t read afresh (held across the loop, they spilled) */
@@ -1490,17 +1498,48 @@ template <int D, bool MASKED, bool DET, bool WIDE = false> struct BwdConsumer {
             keys[1] = kr + 8;
             t = l % 4;
         }
+        if constexpr (Tiles::TMA_DKV) {
+            /* a key past Nk (moved 2^30 on) gives its row's offset modulo 2^32 all the same */
+            const uint32_t sk = sm.K + opaque_zero(), sv = sm.V + opaque_zero();
+            named_bar_sync(BAR_DS_BOTH, 2 * WG);   /* both warpgroups are done with K */
 #pragma unroll
-        for (int a = 0; a < 2; a++) {
-            if (keys[a] >= Nk)
-                continue;
+            for (int a = 0; a < 2; a++) {
+                const uint32_t r = keys[a] - k0;
 #pragma unroll
-            for (int j = 0; j < D / 8; j++) {
-                const size_t e = (size_t)keys[a] * D + 8 * j + 2 * t;
-                *reinterpret_cast<uint32_t *>(dKb + e) =
-                    pack_bf16(dk[4 * j + 2 * a] * scale, dk[4 * j + 2 * a + 1] * scale);
-                *reinterpret_cast<uint32_t *>(dVb + e) =
-                    pack_bf16(dv[4 * j + 2 * a], dv[4 * j + 2 * a + 1]);
+                for (int j = 0; j < D / 8; j++) {
+                    const uint32_t e = (j / 8) * tile_bytes<64>(BWD_BC) + r * 128 +
+                                       (((j % 8) ^ (r % 8)) << 4) + 4 * t;
+                    st_shared_u32(sk + e, pack_bf16(dk[4 * j + 2 * a] * scale,
+                                                    dk[4 * j + 2 * a + 1] * scale));
+                    st_shared_u32(sv + e, pack_bf16(dv[4 * j + 2 * a], dv[4 * j + 2 * a + 1]));
+                }
+            }
+            const int r16 = 64 * th.wg + 16 * th.warp;   /* this warp's first key in the tile */
+            fence_proxy_async_smem();   /* the generic proxy's writes, seen by the TMA unit */
+            __syncwarp();
+            if (th.lane == 0 && k0 + r16 < Nk) {   /* a box wholly past Nk writes nothing */
+#pragma unroll
+                for (int at = 0; at < D / 64; at++) {
+                    const uint32_t off = at * tile_bytes<64>(BWD_BC) + r16 * 128;
+                    tma_store_3d(tmdK, sk + off, 64 * at, k0 + r16, bh);
+                    tma_store_3d(tmdV, sv + off, 64 * at, k0 + r16, bh);
+                }
+                bulk_commit();
+                bulk_wait_read<0>();
+            }
+        } else {
+#pragma unroll
+            for (int a = 0; a < 2; a++) {
+                if (keys[a] >= Nk)
+                    continue;
+#pragma unroll
+                for (int j = 0; j < D / 8; j++) {
+                    const size_t e = (size_t)keys[a] * D + 8 * j + 2 * t;
+                    *reinterpret_cast<uint32_t *>(dKb + e) =
+                        pack_bf16(dk[4 * j + 2 * a] * scale, dk[4 * j + 2 * a + 1] * scale);
+                    *reinterpret_cast<uint32_t *>(dVb + e) =
+                        pack_bf16(dv[4 * j + 2 * a], dv[4 * j + 2 * a + 1]);
+                }
             }
         }
     }
@@ -1510,7 +1549,8 @@ template <int D, bool MASKED, bool DET, bool WIDE = false> struct BwdConsumer {
  * (BwdConsumer), and dQ's share staged per tile for the dQ writer. */
 template <int D, bool MASKED, bool DET, bool WIDE = false>
 __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThread &th,
-                                             const BwdBlock &blk, bf16 *dK, bf16 *dV, int Nk,
+                                             const BwdBlock &blk, const CUtensorMap *tmdK,
+                                             const CUtensorMap *tmdV, bf16 *dK, bf16 *dV, int Nk,
                                              float c, float scale, int causal)
 {
     using Smem = BwdSmem<D, WIDE>;
@@ -1575,7 +1615,7 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
         cons.stage_dq();
         cons.wait_dk(qtile);
     }
-    cons.store_dk_dv(dK, dV, blk.bh, Nk, scale);
+    cons.store_dk_dv(tmdK, tmdV, dK, dV, blk.bh, Nk, scale);
 }
 
 /* The backward's main kernel, as named stages: the producer's load (bwd_load), then per query
@@ -1591,7 +1631,9 @@ __global__ void __launch_bounds__(3 * WG, 1)
 bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
          const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmdO,
          const float *__restrict__ lse2, const float *__restrict__ Di, float *__restrict__ dq_acc,
-         int *__restrict__ dq_turns, bf16 *__restrict__ dK, bf16 *__restrict__ dV, int bh_count, int Nq, int Nk, float c,
+         int *__restrict__ dq_turns, const __grid_constant__ CUtensorMap tmdK,
+         const __grid_constant__ CUtensorMap tmdV, bf16 *__restrict__ dK, bf16 *__restrict__ dV,
+         int bh_count, int Nq, int Nk, float c,
          float scale, int causal, int hps, int sms)
 {
     static_assert(!WIDE || D == 128, "80-row tiles: D = 128");
@@ -1633,7 +1675,7 @@ bwd_main(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtens
 
     /* -------------------------------------------------------------------------- consumers */
     setmaxnreg_inc<BWD_CONSUMER_REGS>();
-    bwd_consumer<D, MASKED, DET, WIDE>(sm, th, blk, dK, dV, Nk, c, scale, causal);
+    bwd_consumer<D, MASKED, DET, WIDE>(sm, th, blk, &tmdK, &tmdV, dK, dV, Nk, c, scale, causal);
 }
 
 /* dQ = scale dq_acc, to bf16, one block per 64 x 64 piece. dq_acc holds, per (head, block qb of
@@ -1999,12 +2041,15 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
     if (!encode)
         return ATTN_ERR_CUDA;
     const int bh = p->batch * p->heads;
-    CUtensorMap tmQ, tmK, tmV, tmdO;
+    CUtensorMap tmQ, tmK, tmV, tmdO, tmdK = {}, tmdV = {};
     constexpr int Br = BwdTiles<D, WIDE>::Br;
     if (make_map(encode, &tmQ, q, bh, p->seq_q, D, Br) != ATTN_OK ||
         make_map(encode, &tmK, k, bh, p->seq_k, D, BWD_BC) != ATTN_OK ||
         make_map(encode, &tmV, v, bh, p->seq_k, D, BWD_BC) != ATTN_OK ||
-        make_map(encode, &tmdO, d_o, bh, p->seq_q, D, Br) != ATTN_OK)
+        make_map(encode, &tmdO, d_o, bh, p->seq_q, D, Br) != ATTN_OK ||
+        (BwdTiles<D, WIDE>::TMA_DKV &&
+         (make_map(encode, &tmdK, dk, bh, p->seq_k, D, 16) != ATTN_OK ||
+          make_map(encode, &tmdV, dv, bh, p->seq_k, D, 16) != ATTN_OK)))
         return ATTN_ERR_CUDA;
     const int n_mt = (p->seq_q + Br - 1) / Br, n_kt = (p->seq_k + BWD_BC - 1) / BWD_BC;
     const size_t rows = bwd_rows(p);
@@ -2041,8 +2086,8 @@ static attn_status bwd_launch(const attn_problem *p, const void *q, const void *
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
         return ATTN_ERR_CUDA;
     kernel<<<(unsigned)((size_t)n_kt * bh), 3 * WG, smem, stream>>>(
-        tmQ, tmK, tmV, tmdO, lse2, Di, dq_acc, dq_turns, (bf16 *)dk, (bf16 *)dv, bh, p->seq_q,
-        p->seq_k, p->scale * LOG2E, p->scale, p->causal, hps, sms);
+        tmQ, tmK, tmV, tmdO, lse2, Di, dq_acc, dq_turns, tmdK, tmdV, (bf16 *)dk, (bf16 *)dv, bh,
+        p->seq_q, p->seq_k, p->scale * LOG2E, p->scale, p->causal, hps, sms);
     if (cudaGetLastError() != cudaSuccess)
         return ATTN_ERR_CUDA;
     /* 3. dQ = scale dq_acc, to bf16 */

@@ -5,8 +5,8 @@
 # four (two grouped). Then, with the builds
 # in the steps' place: attn check of steps 13 and 14 (the whole grid, backward and forward), the
 # GPU tests that reach the backward, memcheck and racecheck on ragged and causal shapes.
-# Builds, here (make first; ../tools/pack.sh builds them): build/var13k/dkv13.so, dkv14.so,
-# dkv13_64.so.
+# Builds, here (make first): build/var13k/dkv13.so, dkv14.so, dkv13_64.so, the patches applied to
+# the steps at f5ae55d (landed since; ../tools/pack.sh at f5ae55d built them).
 # usage (on the H200, LD_LIBRARY_PATH=$PWD/.device-libs; at most ~3.5 min): run.sh OUT
 set -u
 cd "$(dirname "$0")/../../.." || exit 2

@@ -33,15 +33,7 @@ for s in 13_backward_wgmma 14_gqa; do
     $NV steps/$s/before.cu -o build/var13l/b${s%%_*}.so || { rm -f steps/$s/before.cu; exit 1; }
     rm -f steps/$s/before.cu
 done
-var=(build/var13l build/var13k)
-# 13_dkv_tma/run.sh: steps 13 and 14 with dK and dV stored by TMA
-for s in 13_backward_wgmma:dkv 14_gqa:dkv14; do
-    build build/var13k bench/experiments/13_dkv_tma/${s#*:}.patch ${s%%:*} dkv${s%%_*} || exit 1
-done
-git apply bench/experiments/13_dkv_tma/dkv.patch   # dkv13_64: TMA_DKV at D = 64 too
-flag steps/13_backward_wgmma/attention.cu 64 TMA_DKV false true
-$NV steps/13_backward_wgmma/attention.cu -o build/var13k/dkv13_64.so || { git checkout steps/13_backward_wgmma; exit 1; }
-git checkout steps/13_backward_wgmma
+var=(build/var13l)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
