@@ -33,7 +33,11 @@ for s in 13_backward_wgmma 14_gqa; do
     $NV steps/$s/before.cu -o build/var13l/b${s%%_*}.so || { rm -f steps/$s/before.cu; exit 1; }
     rm -f steps/$s/before.cu
 done
-var=(build/var13l)
+var=(build/var13l build/var13k)
+# 13_dkv_tma/fresh.sh: steps 13 and 14 with fresh13.patch, fresh14.patch
+for s in 13_backward_wgmma:fresh13 14_gqa:fresh14; do
+    build build/var13k bench/experiments/13_dkv_tma/${s#*:}.patch ${s%%:*} ${s#*:} || exit 1
+done
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
