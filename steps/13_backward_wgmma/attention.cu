@@ -1623,7 +1623,7 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
  * wait_dk), the dS^T store (store_ds, share_ds), dQ (mma_dq, stage_dq; the writer's add: dq_writer), and the epilogue (store_dk_dv).
  * grid: ceil(Nk / 128) * B*H blocks, one per (key tile, head), in the order bwd_block says.
  * block: consumer warpgroups 0, 1 (keys 0-63, 64-127 of the tile) + the producer warpgroup 2.
- * Q, dO: tensor maps with Br-row boxes; K, V: 128-row boxes.
+ * Q, dO: tensor maps with Br-row boxes; K, V: 128-row boxes; dK, dV (TMA_DKV): 16-row boxes.
  * lse2, Di: [B*H, Nq_pad] fp32; dq_acc: per (head, query tile) D/64 pieces of 64 x 64 fp32 in
  * fragment order (stage_dq). dK, dV: [B, H, Nk, D] bf16. */
 template <int D, bool MASKED, bool DET, bool WIDE = false>

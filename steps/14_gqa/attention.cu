@@ -1638,7 +1638,8 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
  * grid: ceil(Nk / 128) * B*H_kv blocks, one per (key tile, K/V head), in the order bwd_block
  * says; each walks the group = H / H_kv query heads of its K/V head.
  * block: consumer warpgroups 0, 1 (keys 0-63, 64-127 of the tile) + the producer warpgroup 2.
- * Q, dO: tensor maps over [B*H, Nq, D], Br-row boxes; K, V: over [B*H_kv, Nk, D], 128-row boxes.
+ * Q, dO: tensor maps over [B*H, Nq, D], Br-row boxes; K, V: over [B*H_kv, Nk, D], 128-row boxes;
+ * dK, dV (TMA_DKV): over [B*H_kv, Nk, D], 16-row boxes.
  * lse2, Di: [B*H, Nq_pad] fp32; dq_acc: per (head, query tile) D/64 pieces of 64 x 64 fp32 in
  * fragment order (stage_dq). dK, dV: [B, H_kv, Nk, D] bf16. */
 template <int D, bool MASKED, bool DET, bool WIDE = false>
