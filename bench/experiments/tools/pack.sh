@@ -34,7 +34,7 @@ for s in 13_backward_wgmma 14_gqa; do
     rm -f steps/$s/before.cu
 done
 var=(build/var13l build/var13k)
-# 13_dkv_tma/fresh.sh: steps 13 and 14 with fresh13.patch, fresh14.patch
+# 13_dkv_tma/run.sh OUT fresh: steps 13 and 14 with fresh13.patch, fresh14.patch
 for s in 13_backward_wgmma:fresh13 14_gqa:fresh14; do
     build build/var13k bench/experiments/13_dkv_tma/${s#*:}.patch ${s%%:*} ${s#*:} || exit 1
 done
