@@ -38,6 +38,12 @@ var=(build/var13l build/var13k)
 for s in 13_backward_wgmma:fresh13 14_gqa:fresh14; do
     build build/var13k bench/experiments/13_dkv_tma/${s#*:}.patch ${s%%:*} ${s#*:} || exit 1
 done
+# 13_dkv64_unmasked/run.sh: steps 13 and 14 with dkvu13.patch, dkvu14.patch
+var+=(build/var13u)
+for s in 13_backward_wgmma:u13:dkvu13 14_gqa:u14:dkvu14; do
+    IFS=: read -r st n p <<<"$s"
+    build build/var13u bench/experiments/13_dkv64_unmasked/$p.patch "$st" "$n" || exit 1
+done
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# 13_dkv64_unmasked: dK and dV by TMA at D = 64 in the unmasked kernel only (dkvu13.patch,
+# dkvu14.patch; README). First, alone on the GPU, launch by launch: steps 13 and 14 against their
+# builds at D = 64, the shapes that run the unmasked kernel (Nk a multiple of 128, not causal) and
+# one causal shape as the null test (its kernels compile to the step's SASS). Then the whole GPU
+# suite, the Python door and memcheck (../13_causal_wide/verify.sh) with the builds in the steps'
+# place: the suite's four grids are the check grid of every step. ~7 min.
+# Builds, here (make first; ../tools/pack.sh does it): build/var13u/u13.so, u14.so.
+# usage (on the H200, LD_LIBRARY_PATH=$PWD/.device-libs): run.sh OUT
+set -u
+cd "$(dirname "$0")/../../.." || exit 2
+o=${1:?usage: run.sh OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
+# shellcheck source=../tools/candidates.sh
+. bench/experiments/tools/candidates.sh
+d=build/var13u
+for st in 13 14; do
+    mkdir -p /tmp/u$st && cp build/steps/${st}_*.so /tmp/u$st/base.so && cp $d/u$st.so /tmp/u$st/u.so
+done
+timeout -k 5 100 build/v15/ab --backward --rounds 5 --reps 6 --shape 4,8,4096,4096,64 \
+    --shape 4,8,8192,8192,64 --shape 4,8,16384,16384,64 --shape 4,8,4096,4096,64,c \
+    /tmp/u13/base.so /tmp/u13/u.so >"$o/ab_13.csv" 2>>"$o/ab.log"
+timeout -k 5 100 build/v15/ab --backward --rounds 5 --reps 6 --shape 4,8,4096,4096,64 \
+    --shape 4,32,4096,4096,64,8 --shape 4,8,16384,16384,64 --shape 4,8,4096,4096,64,c \
+    /tmp/u14/base.so /tmp/u14/u.so >"$o/ab_14.csv" 2>>"$o/ab.log"
+{ echo "step 13, u over the step"; ab_ratios "$o/ab_13.csv"
+  echo "step 14, u over the step"; ab_ratios "$o/ab_14.csv"; } | tee "$o/ab_ratios.txt"
+sd=$(steps_with 13_backward_wgmma=$d/u13.so 14_gqa=$d/u14.so)
+ATTN_STEPS_DIR=$sd bash bench/experiments/13_causal_wide/verify.sh "$o"
