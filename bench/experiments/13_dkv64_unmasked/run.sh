@@ -4,12 +4,13 @@
 # builds at D = 64, the shapes that run the unmasked kernel (Nk a multiple of 128, not causal) and
 # one causal shape as the null test (its kernels compile to the step's SASS). Then the whole GPU
 # suite, the Python door and memcheck (../13_causal_wide/verify.sh) with the builds in the steps'
-# place: the suite's four grids are the check grid of every step. ~7 min.
+# place: the suite's four grids are the check grid of every step. ~7 min; with `quick`, the suite
+# without its grids (verify.sh quick), ~4 min.
 # Builds, here (make first; ../tools/pack.sh does it): build/var13u/u13.so, u14.so.
-# usage (on the H200, LD_LIBRARY_PATH=$PWD/.device-libs): run.sh OUT
+# usage (on the H200, LD_LIBRARY_PATH=$PWD/.device-libs): run.sh OUT [quick]
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
-o=${1:?usage: run.sh OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
+o=${1:?usage: run.sh OUT [quick]}; mkdir -p "$o" && o=$(cd "$o" && pwd)
 # shellcheck source=../tools/candidates.sh
 . bench/experiments/tools/candidates.sh
 d=build/var13u
@@ -25,4 +26,4 @@ timeout -k 5 100 build/v15/ab --backward --rounds 5 --reps 6 --shape 4,8,4096,40
 { echo "step 13, u over the step"; ab_ratios "$o/ab_13.csv"
   echo "step 14, u over the step"; ab_ratios "$o/ab_14.csv"; } | tee "$o/ab_ratios.txt"
 sd=$(steps_with 13_backward_wgmma=$d/u13.so 14_gqa=$d/u14.so)
-ATTN_STEPS_DIR=$sd bash bench/experiments/13_causal_wide/verify.sh "$o"
+ATTN_STEPS_DIR=$sd bash bench/experiments/13_causal_wide/verify.sh "$o" ${2:+"$2"}
