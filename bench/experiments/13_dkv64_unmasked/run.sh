@@ -2,7 +2,8 @@
 # 13_dkv64_unmasked: dK and dV by TMA at D = 64 in the unmasked kernel only (dkvu13.patch,
 # dkvu14.patch; README). First, alone on the GPU, launch by launch: steps 13 and 14 against their
 # builds at D = 64, the shapes that run the unmasked kernel (Nk a multiple of 128, not causal) and
-# one causal shape as the null test (its kernels compile to the step's SASS). Then the whole GPU
+# one causal shape as the null test (its kernels compile to the step's SASS). Then checks against
+# the CPU and memcheck on shapes that run the changed kernel (checks.txt), and the whole GPU
 # suite, the Python door and memcheck (../13_causal_wide/verify.sh) with the builds in the steps'
 # place: the suite's four grids are the check grid of every step. ~7 min; with `quick`, the suite
 # without its grids (verify.sh quick), ~4 min.
@@ -26,4 +27,20 @@ timeout -k 5 100 build/v15/ab --backward --rounds 5 --reps 6 --shape 4,8,4096,40
 { echo "step 13, u over the step"; ab_ratios "$o/ab_13.csv"
   echo "step 14, u over the step"; ab_ratios "$o/ab_14.csv"; } | tee "$o/ab_ratios.txt"
 sd=$(steps_with 13_backward_wgmma=$d/u13.so 14_gqa=$d/u14.so)
+{   # shapes that run the changed kernel (D = 64, Nk a multiple of 128, not causal), against the CPU
+    for st in 13 14; do
+        quick_runs "$sd" $st "--backward" "2,3,777,256,64" "1,2,1000,1024,64" "1,2,65,128,64" \
+            "1,1,4096,4096,64"
+        quick_runs "$sd" $st "--backward --inputs far" "1,2,1000,512,64"
+    done
+    quick_runs "$sd" 14 "--backward" "1,8,1000,384,64,2" "2,8,777,512,64,8"
+    for st in 13 14; do
+        ATTN_STEPS_DIR=$sd timeout -k 5 100 compute-sanitizer --tool memcheck --error-exitcode 9 \
+            build/attn run --step $st --backward --shape 1,2,777,384,64 --reps 1 2>&1 |
+            grep -E "ERROR SUMMARY|^check|FAIL|rror"
+        echo "step $st memcheck rc ${PIPESTATUS[0]}"
+    done
+} >"$o/checks.txt" 2>&1
+echo "checks: $(grep -c -- '-> PASS' "$o/checks.txt") PASS against the CPU, $(grep -cE 'FAIL|rror' "$o/checks.txt") FAIL or error"
+grep "memcheck rc" "$o/checks.txt"
 ATTN_STEPS_DIR=$sd bash bench/experiments/13_causal_wide/verify.sh "$o" ${2:+"$2"}
