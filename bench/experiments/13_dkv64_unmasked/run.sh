@@ -6,12 +6,12 @@
 # the CPU and memcheck on shapes that run the changed kernel (checks.txt), and the whole GPU
 # suite, the Python door and memcheck (../13_causal_wide/verify.sh) with the builds in the steps'
 # place: the suite's four grids are the check grid of every step. ~7 min; with `quick`, the suite
-# without its grids (verify.sh quick), ~4 min.
+# without its grids (verify.sh quick), ~4 min; with `ab`, the A/B and the checks alone, ~2 min.
 # Builds, here (make first; ../tools/pack.sh does it): build/var13u/u13.so, u14.so.
-# usage (on the H200, LD_LIBRARY_PATH=$PWD/.device-libs): run.sh OUT [quick]
+# usage (on the H200, LD_LIBRARY_PATH=$PWD/.device-libs): run.sh OUT [quick|ab]
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
-o=${1:?usage: run.sh OUT [quick]}; mkdir -p "$o" && o=$(cd "$o" && pwd)
+o=${1:?usage: run.sh OUT [quick|ab]}; mkdir -p "$o" && o=$(cd "$o" && pwd)
 # shellcheck source=../tools/candidates.sh
 . bench/experiments/tools/candidates.sh
 d=build/var13u
@@ -43,4 +43,5 @@ sd=$(steps_with 13_backward_wgmma=$d/u13.so 14_gqa=$d/u14.so)
 } >"$o/checks.txt" 2>&1
 echo "checks: $(grep -c -- '-> PASS' "$o/checks.txt") PASS against the CPU, $(grep -cE 'FAIL|rror' "$o/checks.txt") FAIL or error"
 grep "memcheck rc" "$o/checks.txt"
+[ "${2:-}" = ab ] && exit 0
 ATTN_STEPS_DIR=$sd bash bench/experiments/13_causal_wide/verify.sh "$o" ${2:+"$2"}
