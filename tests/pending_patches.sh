@@ -12,8 +12,7 @@ fi
 # shellcheck disable=SC2034   # the chains name their patches under $E
 E=bench/experiments
 # A new change waiting for a GPU adds its chain here ("step:patch patch ...").
-chains=(13_backward_wgmma:$E/13_dkv_tma/fresh13.patch 14_gqa:$E/13_dkv_tma/fresh14.patch
-        13_backward_wgmma:$E/13_dkv64_unmasked/dkvu13.patch 14_gqa:$E/13_dkv64_unmasked/dkvu14.patch)
+chains=()
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0

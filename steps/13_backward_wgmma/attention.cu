@@ -818,6 +818,9 @@ constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LO
  *                  note 13)
  *   DQ_T           (WIDE only) dQ computed transposed, dQ^T = K^T dS^T (FlashAttention-3's
  *                  dQ_swapAB): wgmma's M is 64, so 80 query rows can only be its N
+ *   TMA_DKV        dK and dV leave through K's and V's shared-memory tiles by TMA stores, not
+ *                  by plain stores (store_dk_dv); TMA_DKV_MASKED: in the kernels with the mask
+ *                  too (at D = 64 their loop grew 27 instructions with it: note 13)
  * WIDE: D = 128 (bwd_wide), deterministic or not, takes 80-row query tiles, FlashAttention-3's
  * choice there: not causal always, causal from BWD_WIDE_CAUSAL_NQ query rows (a causal key
  * tile's first query tile then starts up to 79 rows before its keys, rows the mask drops, a
@@ -828,18 +831,18 @@ template <int D, bool WIDE = false> struct BwdTiles;
 template <> struct BwdTiles<128> {
     static constexpr int Br = 64;   /* registers: dK and dV take 128 per thread */
     static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, LSE2_EARLY = true;
-    static constexpr bool DQ_T = false, DS_EARLY = false, TMA_DKV = true;
+    static constexpr bool DQ_T = false, DS_EARLY = false, TMA_DKV = true, TMA_DKV_MASKED = true;
 };
 template <> struct BwdTiles<64> {
     static constexpr int Br = 128;   /* twice the products per tile for the same bookkeeping */
     /* stmatrix and the early lse2 measured slower here (spills then: note 13) */
     static constexpr bool DQ_BY_COLUMNS = false, DS_STMATRIX = false, LSE2_EARLY = false;
-    static constexpr bool DQ_T = false, DS_EARLY = true, TMA_DKV = false;
+    static constexpr bool DQ_T = false, DS_EARLY = true, TMA_DKV = true, TMA_DKV_MASKED = false;
 };
 template <> struct BwdTiles<128, true> {
     static constexpr int Br = 80;   /* dS^T, dP^T: 40 registers each; dQ^T's piece 40 */
     static constexpr bool DQ_BY_COLUMNS = true, DS_STMATRIX = true, LSE2_EARLY = true;
-    static constexpr bool DQ_T = true, DS_EARLY = false, TMA_DKV = true;
+    static constexpr bool DQ_T = true, DS_EARLY = false, TMA_DKV = true, TMA_DKV_MASKED = true;
 };
 
 /* bwd_main's named barriers (0 is __syncthreads) */
@@ -1498,7 +1501,7 @@ template <int D, bool MASKED, bool DET, bool WIDE = false> struct BwdConsumer {
             keys[1] = kr + 8;
             t = l % 4;
         }
-        if constexpr (Tiles::TMA_DKV) {
+        if constexpr (Tiles::TMA_DKV && (Tiles::TMA_DKV_MASKED || !MASKED)) {
             /* a key past Nk (moved 2^30 on) gives its row's offset modulo 2^32 all the same */
             const uint32_t sk = sm.K + opaque_zero(), sv = sm.V + opaque_zero();
             named_bar_sync(BAR_DS_BOTH, 2 * WG);   /* both warpgroups are done with K */

@@ -11,7 +11,7 @@
 # read afresh, so that step 14's masked loops compile to their instructions before TMA_DKV):
 # launch by launch against the steps as committed, then checks against the CPU on ragged, causal,
 # grouped and deterministic shapes and memcheck, with the builds in the steps' place (~2 min;
-# builds build/var13k/fresh13.so, fresh14.so, from ../tools/pack.sh).
+# builds build/var13k/fresh13.so, fresh14.so, from ../tools/pack.sh at 510b085; not kept).
 # usage (on the H200, LD_LIBRARY_PATH=$PWD/.device-libs; at most ~3.5 min): run.sh OUT [fresh]
 set -u
 cd "$(dirname "$0")/../../.." || exit 2

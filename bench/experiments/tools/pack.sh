@@ -33,17 +33,7 @@ for s in 13_backward_wgmma 14_gqa; do
     $NV steps/$s/before.cu -o build/var13l/b${s%%_*}.so || { rm -f steps/$s/before.cu; exit 1; }
     rm -f steps/$s/before.cu
 done
-var=(build/var13l build/var13k)
-# 13_dkv_tma/run.sh OUT fresh: steps 13 and 14 with fresh13.patch, fresh14.patch
-for s in 13_backward_wgmma:fresh13 14_gqa:fresh14; do
-    build build/var13k bench/experiments/13_dkv_tma/${s#*:}.patch ${s%%:*} ${s#*:} || exit 1
-done
-# 13_dkv64_unmasked/run.sh: steps 13 and 14 with dkvu13.patch, dkvu14.patch
-var+=(build/var13u)
-for s in 13_backward_wgmma:u13:dkvu13 14_gqa:u14:dkvu14; do
-    IFS=: read -r st n p <<<"$s"
-    build build/var13u bench/experiments/13_dkv64_unmasked/$p.patch "$st" "$n" || exit 1
-done
+var=(build/var13l)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
