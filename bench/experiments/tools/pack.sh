@@ -24,16 +24,10 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 #   build build/var12p bench/experiments/12_pin_partial/pin.patch 12_three_warpgroups pin4 -DPIN_COLS=4
 #   cp build/steps/12_three_warpgroups.so build/var12p/base.so
 # and the folders they are in:
-# shellcheck disable=SC2034   # the builds name their patches under $E
 E=bench/experiments
-# 13_causal_wide/profile.sh and land.sh: steps 13 and 14 before the 80-row causal tiles (aa1fc89)
-mkdir -p build/var13l
-for s in 13_backward_wgmma 14_gqa; do
-    git show aa1fc89:steps/$s/attention.cu >steps/$s/before.cu
-    $NV steps/$s/before.cu -o build/var13l/b${s%%_*}.so || { rm -f steps/$s/before.cu; exit 1; }
-    rm -f steps/$s/before.cu
-done
-var=(build/var13l)
+# 13_sections/run.sh: step 13 with its causal sections forced, step 12 with a deeper K/V ring
+bash $E/13_sections/run.sh build || exit 1
+var=(build/var13s)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
