@@ -27,7 +27,9 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 E=bench/experiments
 # 13_sections/run.sh: step 13 with its causal sections forced, step 12 with a deeper K/V ring
 bash $E/13_sections/run.sh build || exit 1
-var=(build/var13s)
+# 13_split_mask/run.sh: step 13's masked kernel with the loop split at the last tile that masks
+bash $E/13_split_mask/run.sh build || exit 1
+var=(build/var13s build/var13m)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
