@@ -3,7 +3,8 @@
 # rest by a copy of the loop compiled without it (README). Builds (build/var13m, made by
 # ../tools/pack.sh): m13 (split13.patch: two loops), m13b (split13b.patch: one loop, a branch
 # a tile between the two copies), fm (the step with the masked kernel forced where nothing is
-# masked: what the mask costs there), fmb (m13b, forced the same way: what the split leaves of it).
+# masked: what the mask costs there), fmb (m13b, forced the same way: what the split leaves of it);
+# m14b (split14b.patch: the same in step 14, timed against it).
 # First the A/B, launch by launch, then checks: attn run against the CPU on causal and ragged
 # shapes, far inputs included, with m13b in step 13's place, and its outputs' check lines
 # against the step's digit for digit (the same arithmetic on every tile), memcheck on two shapes.
@@ -24,6 +25,9 @@ if [ "${1:-}" = build ]; then
         $NV $f -o $d/${v%%:*}.so || { git checkout $f; exit 1; }
         git checkout $f
     done
+    git apply $E/split14b.patch || exit 1   # the same in step 14 (its walk: per query head)
+    $NV steps/14_gqa/attention.cu -o $d/m14b.so || { git checkout steps/14_gqa; exit 1; }
+    git checkout steps/14_gqa
     exit 0
 fi
 o=${1:?usage: run.sh OUT | run.sh build}; mkdir -p "$o" && o=$(cd "$o" && pwd)
@@ -38,10 +42,18 @@ timeout -k 5 100 build/v15/ab --backward --rounds 5 --reps 6 \
     --shape 4,8,16384,16384,128 --shape 4,8,16384,16384,64 --shape 4,8,4096,4096,64 \
     /tmp/spl/base.so /tmp/spl/fm.so /tmp/spl/fmb.so >"$o/ab_forced.csv" 2>>"$o/ab.log"
 echo "forced rc $?" >>"$o/ab.log"
+cp build/steps/14_gqa.so /tmp/spl/base14.so
+timeout -k 5 100 build/v15/ab --backward --rounds 5 --reps 6 \
+    --shape 4,8,16384,16384,128,c --shape 4,8,16384,16384,64,c --shape 4,32,4096,4096,128,8,c \
+    /tmp/spl/base14.so /tmp/spl/m14b.so >"$o/ab_14.csv" 2>>"$o/ab.log"
+echo "14 rc $?" >>"$o/ab.log"
+sed -i 's#/base14.so#/base.so#' "$o/ab_14.csv"
 { echo "causal and ragged: the split over the step (time, lowest-highest over rounds)"
   ab_ratios "$o/ab_split.csv"
   echo "nothing masked: the masked kernel forced (fm), and with the split (fmb), over the step"
-  ab_ratios "$o/ab_forced.csv"; } | tee "$o/ab_ratios.txt"
+  ab_ratios "$o/ab_forced.csv"
+  echo "step 14: the split over the step"
+  ab_ratios "$o/ab_14.csv"; } | tee "$o/ab_ratios.txt"
 sd=$(steps_with 13_backward_wgmma=$d/m13b.so)
 {
     quick_runs "$sd" 13 "--backward" "1,2,1000,1000,128 --causal" "1,2,777,1000,64 --causal" \
