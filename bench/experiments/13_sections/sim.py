@@ -6,7 +6,7 @@ perfect one (total / SMs) per heads-per-section, and the step's choice (bwd_head
 No L2 in it: what it says is the order's tail alone. usage: python3 sim.py"""
 import heapq
 def sim(N, D, hps, bh=32, sms=132, over=2.0, causal=True):
-    Br = 80 if D==128 else 128; Bc=128
+    Br = (80 if N >= 8192 else 64) if D == 128 else 128; Bc = 128   # bwd_wide(): causal 80 rows from Nq = 8192
     n_qt=(N+Br-1)//Br; n_kt=(N+Bc-1)//Bc
     order=[]
     if causal:
@@ -23,7 +23,7 @@ def sim(N, D, hps, bh=32, sms=132, over=2.0, causal=True):
     mk=max(free); tot=sum(order)
     return mk/(tot/sms)
 def heur(N,D,bh=32,sms=132):
-    Br = 80 if D==128 else 128; Bc=128
+    Br = (80 if N >= 8192 else 64) if D == 128 else 128; Bc = 128   # bwd_wide(): causal 80 rows from Nq = 8192
     n_mt=(N+Br-1)//Br; n_kt=(N+Bc-1)//Bc
     tiles=sum(n_mt-min(kt*Bc//Br,n_mt) for kt in range(n_kt))
     n=tiles*bh//(sms*n_mt)-1
