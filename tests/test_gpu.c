@@ -828,27 +828,27 @@ static void causal_backwards(const attn_step *s, const attn_problem *probs, size
 
 /* Step 13's backward launches causal blocks in sections of heads (bwd_heads_per_section): the
  * grid's shapes have a few heads and make one section, in which the order is the plain one (key
- * tile 0 of every head first). These have many heads and make two, three and four sections on an
- * H200's 132 SMs (as many or more on a GPU with fewer), with ragged Nq and Nk in the last one: every
- * gradient against the reference (step 00 in fp32: long cases), outputs poisoned first. */
+ * tile 0 of every head first). These make, on 132 SMs (H100, H200), two sections of 16 and 14
+ * heads, ten of 2 (80-row tiles) and ten of 4, and other numbers on other GPUs, with ragged Nq
+ * and Nk: every gradient against the reference (step 00 in fp32: long cases), outputs poisoned
+ * first. */
 Test(gpu, step13_causal_sections_of_heads, .timeout = 300)
 {
     need_gpu();
-    const attn_problem probs[] = {{1, 140, 600, 600, 64, 1, ATTN_BF16, 0.125f, 140, 0},
-                                  {2, 70, 1000, 1000, 128, 1, ATTN_BF16, 0.0884f, 70, 0},
-                                  {4, 64, 700, 500, 128, 1, ATTN_BF16, 0.0884f, 64, 0}};
+    const attn_problem probs[] = {{1, 30, 4000, 3900, 64, 1, ATTN_BF16, 0.125f, 30, 0},
+                                  {1, 20, 8200, 8100, 128, 1, ATTN_BF16, 0.0884f, 20, 0},
+                                  {1, 40, 4000, 4100, 64, 1, ATTN_BF16, 0.125f, 40, 0}};
     causal_backwards(step("13"), probs, sizeof probs / sizeof probs[0]);
 }
 
 /* Step 14's sections count K/V heads, each block walking its group of query heads: the same
- * numbers of blocks as step 13's test above (two, three and four sections on an H200), now with
- * groups of 2, 4 and 2 query heads. */
+ * numbers of blocks as step 13's test above, now with groups of 2, 2 and 4 query heads. */
 Test(gpu, step14_grouped_causal_sections_of_heads, .timeout = 300)
 {
     need_gpu();
-    const attn_problem probs[] = {{1, 280, 600, 600, 64, 1, ATTN_BF16, 0.125f, 140, 0},
-                                  {2, 280, 1000, 1000, 128, 1, ATTN_BF16, 0.0884f, 70, 0},
-                                  {4, 128, 700, 500, 128, 1, ATTN_BF16, 0.0884f, 64, 0}};
+    const attn_problem probs[] = {{1, 60, 4000, 3900, 64, 1, ATTN_BF16, 0.125f, 30, 0},
+                                  {1, 40, 8200, 8100, 128, 1, ATTN_BF16, 0.0884f, 20, 0},
+                                  {1, 160, 4000, 4100, 64, 1, ATTN_BF16, 0.125f, 40, 0}};
     causal_backwards(step("14"), probs, sizeof probs / sizeof probs[0]);
 }
 

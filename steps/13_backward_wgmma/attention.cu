@@ -2016,21 +2016,75 @@ static attn_status forward(const attn_problem *p, const void *q, const void *k, 
  * in flight their Q, dO and dQ accumulators do not fit in L2 together (N = 16384, 32 heads:
  * 512 MB). Sections of a few heads keep fewer in flight; the price is that a section's long
  * blocks start only when the section does, so a late section's may end after everything else.
- * With n sections the last one starts near (1 - 1/n) of the time and its longest block takes
- * n_mt tiles of the W each SM does in all: n < W / n_mt keeps it inside; one less than the
- * largest such n leaves a margin. N = 4096 (B*H = 32, D = 128, 132 SMs): n_mt = 64 query tiles,
- * W = 256, 3 sections of 11 heads; N = 16384: n_mt = 256, W = 4003, 11 sections of 3 heads. */
+ * Which size ends first is not a formula's to say (32 heads in sections of 6, the last of 2,
+ * end 4 % late at N = 8192; sections of 2 or 4 do not), so the launch plays the order: the
+ * blocks in launch order, each to the SM that frees first (as the block scheduler does, near
+ * enough), a block costing its query tiles and two more for its ends. Of sections of 1, 2, 4,
+ * ... heads and of all of them, it takes the fewest heads that end within 0.5 % of the best:
+ * fewer in flight, more of them in L2 (bench/experiments/13_sections: at B*H = 32 that is 4
+ * heads at N = 4096, 2 at 8192, 1 at 16384). The answer for the last shape is kept: a play is
+ * n_kt * bh blocks on a heap of the SMs.
+ */
+static long long bwd_play_sections(int hps, int bh, int n_kt, int n_mt, int Br, int sms)
+{
+    long long free_at[1024] = {0};   /* a min-heap of the SMs' free times (sms <= 1024) */
+    for (int sec = 0; sec * hps < bh; sec++) {
+        const int h = hps < bh - sec * hps ? hps : bh - sec * hps;
+        for (int kt = 0; kt < n_kt; kt++) {
+            const long long w = n_mt - (kt * BWD_BC / Br < n_mt ? kt * BWD_BC / Br : n_mt) + 2;
+            for (int r = 0; r < h; r++) {   /* the earliest free SM takes it: the root, sifted down */
+                long long t = free_at[0] + w;
+                int i = 0;
+                for (;;) {
+                    int c = 2 * i + 1;
+                    if (c >= sms)
+                        break;
+                    if (c + 1 < sms && free_at[c + 1] < free_at[c])
+                        c++;
+                    if (free_at[c] >= t)
+                        break;
+                    free_at[i] = free_at[c];
+                    i = c;
+                }
+                free_at[i] = t;
+            }
+        }
+    }
+    long long end = 0;
+    for (int i = 0; i < sms; i++)
+        end = free_at[i] > end ? free_at[i] : end;
+    return end;
+}
+
 static attn_status bwd_heads_per_section(int *hps, int bh, int n_kt, int n_mt, int Br)
 {
+    static thread_local int last[5] = {0, 0, 0, 0, 0}, last_hps = 0;
     int dev, sms;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
         return ATTN_ERR_CUDA;
-    long long tiles = 0;   /* (key tile, query tile) pairs of one head */
-    for (int kt = 0; kt < n_kt; kt++)
-        tiles += n_mt - (kt * BWD_BC / Br < n_mt ? kt * BWD_BC / Br : n_mt);
-    const long long n = tiles * bh / ((long long)sms * n_mt) - 1;
-    *hps = n > 1 ? (int)((bh + n - 1) / n) : bh;
+    const int key[5] = {bh, n_kt, n_mt, Br, sms};
+    if (memcmp(key, last, sizeof key) == 0) {
+        *hps = last_hps;
+        return ATTN_OK;
+    }
+    *hps = bh;
+    if (sms <= 1024) {
+        long long end[32], best = -1;   /* sections of 1, 2, 4, ... heads, then all */
+        int n = 0, cand[32];
+        for (int h = 1; h < bh && n < 31; h *= 2)
+            cand[n++] = h;
+        cand[n++] = bh;
+        for (int i = 0; i < n; i++) {
+            end[i] = bwd_play_sections(cand[i], bh, n_kt, n_mt, Br, sms);
+            best = best < 0 || end[i] < best ? end[i] : best;
+        }
+        for (int i = n - 1; i >= 0; i--)
+            if (end[i] * 200 <= best * 201)
+                *hps = cand[i];
+    }
+    memcpy(last, key, sizeof key);
+    last_hps = *hps;
     return ATTN_OK;
 }
 

@@ -25,11 +25,17 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 #   cp build/steps/12_three_warpgroups.so build/var12p/base.so
 # and the folders they are in:
 E=bench/experiments
-# 13_sections/run.sh: step 13 with its causal sections forced, step 12 with a deeper K/V ring
-bash $E/13_sections/run.sh build || exit 1
-# 13_split_mask/run.sh: step 13's masked kernel with the loop split at the last tile that masks
-bash $E/13_split_mask/run.sh build || exit 1
-var=(build/var13s build/var13m)
+# 13_sections/land.sh: step 12 without its mask (build/var13s/nm.so: 13_sections/run.sh build,
+# against the steps before the played sections)
+[ -f build/var13s/nm.so ] || { echo "pack.sh: build/var13s/nm.so: run 13_sections/run.sh build at 61ef45e"; exit 1; }
+# 13_sections/land.sh: steps 13 and 14 before the played sections (git's HEAD, the change not committed yet)
+mkdir -p build/var13p
+for s in 13_backward_wgmma 14_gqa; do
+    git show HEAD:steps/$s/attention.cu >steps/$s/before.cu
+    $NV steps/$s/before.cu -o build/var13p/old${s%%_*}.so || { rm -f steps/$s/before.cu; exit 1; }
+    rm -f steps/$s/before.cu
+done
+var=(build/var13s build/var13m build/var13p)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
