@@ -35,7 +35,7 @@
  *     first, which sees one key tile, not the last, which sees them all: 5.5 % fewer key-tile
  *     trips at N = 4096, measured 4-6 % less time at N = 2048-4096, ~1 % beyond
  *     (bench/experiments/12_causal_align).
- * Four changes to what the machine code does with steps 10-11's loop and epilogue, found by reading
+ * Five changes to what the machine code does with steps 10-11's loop and epilogue, found by reading
  * this step's SASS beside FlashAttention-4's (bench/experiments/12_fa4_sass, 12_descriptors):
  *   - wgmma descriptors: issue_qk and issue_pv build one descriptor per operand tile and add
  *     each k-slice's offset as a constant, and the warpgroup's Q address comes from a warp-uniform
@@ -62,6 +62,12 @@
  *     4-byte global stores held 5.9 % of the warp samples at N = 4096 causal, their registers
  *     waited on until the store unit had read them. 1-2 % less time at D = 128; at D = 64,
  *     1-2 % more not causal, so D = 64 keeps its register stores (bench/experiments/12_tma_store).
+ *   - The loop without its mask (MASK): a problem with nothing to mask (not causal, Nk a
+ *     multiple of the key tile) runs the kernel compiled without it, as step 13's backward does.
+ *     The per-tile test and the branch around the mask go: 423 instructions a key tile at D = 64
+ *     against 440, in one block (FlashAttention-4: 418); 3.4-4.2 % less time at D = 64 not causal
+ *     on an H100 (bench/experiments/13_sections, land_h100). Taking only the test out, the
+ *     branch kept, had moved nothing (bench/experiments/12_mask_threshold).
  *
  * Prediction (H200, bf16, D = 64, not causal): Nsight Compute has step 11's tensor pipe busy
  * 47 % of the time at N = 4096, FlashAttention-4's three-warpgroup kernel 53 %: matching it,
@@ -571,7 +577,7 @@ __device__ __forceinline__ void store_o(const float (&o)[D / 2], const float (&m
  * consumer warpgroups (0 .. NWG-1) + one producer warpgroup (NWG). Q, K, V: tensor maps over
  * [B*H, N, D] bf16; O: [B, H, Nq, D] bf16; lse: [B, H, Nq] float; ws: stream-K's workspace, or
  * DYN's counter. */
-template <int D, int NWG, int Bc, bool SPLIT, bool DYN>
+template <int D, int NWG, int Bc, bool SPLIT, bool DYN, bool MASK>
 __global__ void __launch_bounds__((NWG + 1) * WG, 1)
 attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
               const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO,
@@ -701,9 +707,11 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             o[i] = 0.f;
 
         /* A tile needs the mask iff it is ragged (past Nk) or crosses this warpgroup's diagonal.
-         * Never drop the ragged half: TMA fills keys past Nk with zeros, scores of 0, not -inf. */
+         * Never drop the ragged half: TMA fills keys past Nk with zeros, scores of 0, not -inf.
+         * A problem with neither (not causal, Nk a multiple of Bc) runs the kernel compiled
+         * without it (MASK false): no branch in the loop, as the backward's bwd_main<D, false>. */
         auto needs_mask = [&](int k0) {
-            return k0 + Bc > Nk || (causal && k0 + Bc - 1 > wg_row0);
+            return MASK && (k0 + Bc > Nk || (causal && k0 + Bc - 1 > wg_row0));
         };
 
         /* Prologue: S_0 = Q K_0^T; its softmax. */
@@ -916,7 +924,10 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
     constexpr size_t smem = (Tiles<D>::TMA_O ? 2 : 1) * tile_bytes<D>(Br) +
                             2 * STAGES * tile_bytes<D>(Bc) +
                             8 * (2 + 4 * STAGES) + 8 + 1024;
-    auto kernel = attention_fwd<D, NWG, Bc, SPLIT, DYN>;
+    auto kernel = attention_fwd<D, NWG, Bc, SPLIT, DYN, true>;
+    if constexpr (!DYN)   /* DYN is causal only */
+        if (!p->causal && p->seq_k % Bc == 0)
+            kernel = attention_fwd<D, NWG, Bc, SPLIT, DYN, false>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
         cudaSuccess)
         return ATTN_ERR_CUDA;

@@ -540,7 +540,7 @@ __device__ __forceinline__ void store_o(const float (&o)[D / 2], const float (&m
  * [B*H, Nq, D] bf16, K, V: over [B*H_kv, Nk, D]; query head bh reads K/V head bh / group (group =
  * H / H_kv query heads per K/V head). O: [B, H, Nq, D] bf16; lse: [B, H, Nq] float; ws: stream-K's
  * workspace, or DYN's counter. */
-template <int D, int NWG, int Bc, bool SPLIT, bool DYN>
+template <int D, int NWG, int Bc, bool SPLIT, bool DYN, bool MASK>
 __global__ void __launch_bounds__((NWG + 1) * WG, 1)
 attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
               const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO,
@@ -672,9 +672,11 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             o[i] = 0.f;
 
         /* A tile needs the mask iff it is ragged (past Nk) or crosses this warpgroup's diagonal.
-         * Never drop the ragged half: TMA fills keys past Nk with zeros, scores of 0, not -inf. */
+         * Never drop the ragged half: TMA fills keys past Nk with zeros, scores of 0, not -inf.
+         * A problem with neither (not causal, Nk a multiple of Bc) runs the kernel compiled
+         * without it (MASK false): no branch in the loop, as the backward's bwd_main<D, false>. */
         auto needs_mask = [&](int k0) {
-            return k0 + Bc > Nk || (causal && k0 + Bc - 1 > wg_row0);
+            return MASK && (k0 + Bc > Nk || (causal && k0 + Bc - 1 > wg_row0));
         };
 
         /* Prologue: S_0 = Q K_0^T; its softmax. */
@@ -1933,7 +1935,10 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
     constexpr size_t smem = (Tiles<D>::TMA_O ? 2 : 1) * tile_bytes<D>(Br) +
                             2 * STAGES * tile_bytes<D>(Bc) +
                             8 * (2 + 4 * STAGES) + 8 + 1024;
-    auto kernel = attention_fwd<D, NWG, Bc, SPLIT, DYN>;
+    auto kernel = attention_fwd<D, NWG, Bc, SPLIT, DYN, true>;
+    if constexpr (!DYN)   /* DYN is causal only */
+        if (!p->causal && p->seq_k % Bc == 0)
+            kernel = attention_fwd<D, NWG, Bc, SPLIT, DYN, false>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) !=
         cudaSuccess)
         return ATTN_ERR_CUDA;

@@ -25,17 +25,15 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 #   cp build/steps/12_three_warpgroups.so build/var12p/base.so
 # and the folders they are in:
 E=bench/experiments
-# 13_sections/land.sh: step 12 without its mask (build/var13s/nm.so: 13_sections/run.sh build,
-# against the steps before the played sections)
-[ -f build/var13s/nm.so ] || { echo "pack.sh: build/var13s/nm.so: run 13_sections/run.sh build at 61ef45e"; exit 1; }
-# 13_sections/land.sh: steps 13 and 14 before the played sections (git's HEAD, the change not committed yet)
-mkdir -p build/var13p
-for s in 13_backward_wgmma 14_gqa; do
+# 12_fwd_unmasked/run.sh: steps 12-14 before the forward's unmasked kernel (git's HEAD, the change
+# not committed yet)
+mkdir -p build/var12u
+for s in 12_three_warpgroups 13_backward_wgmma 14_gqa; do
     git show HEAD:steps/$s/attention.cu >steps/$s/before.cu
-    $NV steps/$s/before.cu -o build/var13p/old${s%%_*}.so || { rm -f steps/$s/before.cu; exit 1; }
+    $NV steps/$s/before.cu -o build/var12u/old${s%%_*}.so || { rm -f steps/$s/before.cu; exit 1; }
     rm -f steps/$s/before.cu
 done
-var=(build/var13s build/var13m build/var13p)
+var=(build/var12u)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
