@@ -2,7 +2,7 @@
 # 13_sections: the causal backward's heads per section (bwd_heads_per_section) forced to 1, 2, 4,
 # 6 and 32 (every head in one section) against the step's choice (3 at N = 16384, 11 at 4096),
 # launch by launch, at the causal bar shapes and N = 8192; and, in the same call, step 12's K/V
-# ring 3 and 4 deep at D = 64 against its 2 (../12_kv_stages). Only timing: the sections change
+# ring 3 and 4 deep at D = 64 against its 2 (stages.patch). Only timing: the sections change
 # the order blocks start in, not what a block computes (the GPU suite's causal-sections test
 # checks that order's results), and the ring's depth is the step's template parameter; and step 12
 # with its loop compiled without the mask (nm), timed where nothing is masked.
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/../../.." || exit 2
 E=bench/experiments
 if [ "${1:-}" = build ]; then
     mkdir -p build/var13s
-    git apply $E/13_sections/hps.patch $E/12_kv_stages/stages.patch || exit 1
+    git apply $E/13_sections/hps.patch $E/13_sections/stages.patch || exit 1
     for h in 1 2 4 6 32; do
         # shellcheck disable=SC2086
         $NV -DBWD_HPS=$h steps/13_backward_wgmma/attention.cu -o build/var13s/h$h.so || break
