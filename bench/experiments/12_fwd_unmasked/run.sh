@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 12_fwd_unmasked: the forward (steps 12-14) compiled without its mask for problems with nothing
 # to mask (README). Launch by launch against the steps before it (build/var12u: old12.so,
-# old13.so, old14.so from git's HEAD before the change, made by ../tools/pack.sh) where the new
+# old13.so, old14.so: the steps at 29016e7, built with $NV as pack.sh did then) where the new
 # kernel runs (not causal, Nk a multiple of the key tile: 128 at D = 64, 160 at D = 128) and one
 # causal shape, the null test; then attn run against the CPU (or step 00 on the GPU for long
 # cases) on shapes that run it, far inputs too, and memcheck on two.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 13_sections, the change: bwd_heads_per_section plays the launch order (steps 13 and 14) instead
 # of sizing sections by a formula. Launch by launch against the steps before it (build/var13p:
-# old13.so, old14.so from git's HEAD~ of this change, made by ../tools/pack.sh) at the causal
+# old13.so, old14.so: the steps at 0c956b7, built with $NV as pack.sh did then) at the causal
 # shapes; the GPU tests of the sections (new shapes that make several) and of the deterministic
 # backward, with the builds as committed; and step 12's forward loop without its mask (nm, from
 # run.sh build), which run.sh's first call did not copy.

@@ -23,17 +23,11 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 # the pending experiments' builds, each as its run.sh names it, e.g.
 #   build build/var12p bench/experiments/12_pin_partial/pin.patch 12_three_warpgroups pin4 -DPIN_COLS=4
 #   cp build/steps/12_three_warpgroups.so build/var12p/base.so
-# and the folders they are in:
+# and the folders they are in (none pending: the last, 12_fwd_unmasked's var12u and
+# 13_sections' var13p, built the steps before their changes from git's HEAD):
+# shellcheck disable=SC2034   # the builds name their patches under $E
 E=bench/experiments
-# 12_fwd_unmasked/run.sh: steps 12-14 before the forward's unmasked kernel (git's HEAD, the change
-# not committed yet)
-mkdir -p build/var12u
-for s in 12_three_warpgroups 13_backward_wgmma 14_gqa; do
-    git show HEAD:steps/$s/attention.cu >steps/$s/before.cu
-    $NV steps/$s/before.cu -o build/var12u/old${s%%_*}.so || { rm -f steps/$s/before.cu; exit 1; }
-    rm -f steps/$s/before.cu
-done
-var=(build/var12u)
+var=()
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
