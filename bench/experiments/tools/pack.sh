@@ -23,11 +23,11 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 # the pending experiments' builds, each as its run.sh names it, e.g.
 #   build build/var12p bench/experiments/12_pin_partial/pin.patch 12_three_warpgroups pin4 -DPIN_COLS=4
 #   cp build/steps/12_three_warpgroups.so build/var12p/base.so
-# and the folders they are in (none pending: the last, 12_fwd_unmasked's var12u and
-# 13_sections' var13p, built the steps before their changes from git's HEAD):
-# shellcheck disable=SC2034   # the builds name their patches under $E
+# and the folders they are in:
 E=bench/experiments
-var=()
+# 12_fwd_split/run.sh: the forward's tiles before the diagonal by a loop without the mask
+bash $E/12_fwd_split/run.sh build || exit 1
+var=(build/var12s)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
