@@ -65,9 +65,9 @@
  *   - The loop without its mask (MASK): a problem with nothing to mask (not causal, Nk a
  *     multiple of the key tile) runs the kernel compiled without it, as step 13's backward does.
  *     The per-tile test and the branch around the mask go: 423 instructions a key tile at D = 64
- *     against 440, in one block (FlashAttention-4: 418); 3.4-4.2 % less time at D = 64 not causal
- *     on an H100 (bench/experiments/13_sections, land_h100). Taking only the test out, the
- *     branch kept, had moved nothing (bench/experiments/12_mask_threshold).
+ *     against 440, in one block (FlashAttention-4: 418); 2.5-4.6 % less time at D = 64 not
+ *     causal on the H200, level at D = 128 (bench/experiments/12_fwd_unmasked). Taking only the
+ *     test out, the branch kept, had moved nothing (bench/experiments/12_mask_threshold).
  *
  * Prediction (H200, bf16, D = 64, not causal): Nsight Compute has step 11's tensor pipe busy
  * 47 % of the time at N = 4096, FlashAttention-4's three-warpgroup kernel 53 %: matching it,
