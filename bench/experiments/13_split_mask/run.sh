@@ -69,11 +69,5 @@ sd=$(steps_with 13_backward_wgmma=$d/m13b.so)
     done
 } >"$o/checks.txt" 2>&1
 echo "checks: $(grep -c -- '-> PASS' "$o/checks.txt") PASS, $(grep -E 'FAIL|rror' "$o/checks.txt" | grep -vc 'ERROR SUMMARY: 0 errors') FAIL or error"
-for sh in "1,2,1000,1000,128 --causal" "2,3,1000,777,64 --causal" "1,2,8192,8192,128 --causal" "1,2,333,1000,128"; do
-    for dd in build/steps "$sd"; do
-        echo "## $dd $sh"
-        # shellcheck disable=SC2086
-        ATTN_STEPS_DIR=$dd timeout -k 5 60 build/attn run --step 13 --backward --shape $sh --seed 7 --reps 1 2>&1 | grep -E '^check'
-    done
-done >"$o/same_bits.txt" 2>&1
-echo "same bits: $(awk '/^## build/{a=1;next} /^##/{a=0;next} {if(a)x[n++]=$0; else if($0!=x[m++])d++} END{print d+0}' "$o/same_bits.txt") lines differ"
+same_lines "$sd" 13 "--backward" "$o/same_bits.txt" "1,2,1000,1000,128 --causal" "2,3,1000,777,64 --causal" "1,2,8192,8192,128 --causal" \
+    "1,2,333,1000,128"

@@ -28,6 +28,9 @@
 #                                trip holds N wgmmas (tools/sass_loop.py; needs cuobjdump)
 #   quick_runs DIR STEP ARGS SHAPE...   with ATTN_STEPS_DIR=DIR, attn run --step STEP ARGS on each
 #                                shape, its check and time lines under a '## ...' line each
+#   same_lines DIR STEP ARGS OUT SHAPE...   attn run --step STEP ARGS --seed 7 on each shape with
+#                                build/steps, then with ATTN_STEPS_DIR=DIR: their check lines into
+#                                OUT, and how many lines differ (0 when a change keeps the arithmetic)
 #   same_bits OLD OUT            with ATTN_STEPS_DIR=OLD (step 12 before a change) and build/steps
 #                                (after), attn run of step 12 on the same 12 seeded shapes: their
 #                                check lines, before and after, into OUT (they must agree digit for
@@ -209,4 +212,17 @@ build_ab() {
     gcc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Icommon -I/usr/local/cuda/include -o build/v15/ab \
         bench/experiments/tools/ab.c build/libharness.a -L/usr/local/cuda/lib64 \
         -Wl,-rpath,/usr/local/cuda/lib64 -lcudart -ldl -lm
+}
+same_lines() {
+    local d=$1 st=$2 args=$3 out=$4 sh dd
+    shift 4
+    for sh in "$@"; do
+        for dd in build/steps "$d"; do
+            echo "## $dd $sh"
+            # shellcheck disable=SC2086
+            ATTN_STEPS_DIR=$dd timeout -k 5 60 build/attn run --step "$st" $args --shape $sh --seed 7 --reps 1 2>&1 |
+                grep -E '^check'
+        done
+    done >"$out" 2>&1
+    echo "same bits: $(awk '/^## build/{a=1;next} /^##/{a=0;next} {if(a)x[n++]=$0; else if($0!=x[m++])d++} END{print d+0}' "$out") lines differ"
 }
