@@ -62,6 +62,7 @@
 #include "mma_sm80.cuh"
 #include "mma_sm90.cuh"
 #include "step.cuh"
+#include <type_traits>
 
 typedef __nv_bfloat16 bf16;
 
@@ -705,7 +706,10 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
         for (int i = 0; i < Bc / 4; i++)
             p[i] = pack_bf16(s[2 * i], s[2 * i + 1]);
 
-        for (int j = 1; j < w.n_tiles; j++) {
+        /* One key tile j >= 1. The tiles before the first that needs the mask run by a copy of
+         * the loop compiled without it (masked false), the rest by one with it: a causal work
+         * tile's diagonal tiles are its last, as FlashAttention-3's are its first. */
+        auto key_tile = [&](int j, auto masked) {
             /* K_j and V_{j-1} have landed (the producer has been ahead since the start). */
             wait_full(full_k, it + j);
             wait_full(full_v, it + j - 1);
@@ -730,7 +734,8 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             if (j == w.n_tiles - 1 && lane == 0)
                 mbar_arrive(empty_q);
             const int k0 = (w.j0 + j) * Bc;
-            online_softmax<Bc, Tiles<D>::PIN_COLS>(s, m, l, alpha, head, c, needs_mask(k0), k0,
+            online_softmax<Bc, Tiles<D>::PIN_COLS>(s, m, l, alpha, head, c,
+                                                   decltype(masked)::value && needs_mask(k0), k0,
                                                    row, Nk, causal, t);
             pin_softmax(Tiles<D>::PIN_COLS ? head : m, Nk, sQ);   /* ... before the wait below */
 
@@ -745,7 +750,25 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
 #pragma unroll
             for (int i = 0; i < Bc / 4; i++)
                 p[i] = pack_bf16(s[2 * i], s[2 * i + 1]);
+        };
+        /* needs_mask grows with k0: the first key tile (of the work tile's) that needs it, the
+         * smallest index t with t * Bc > x for each of its two conditions */
+        auto first_over = [&](int x) { return x < 0 ? 0 : x / Bc + 1; };
+        int j_mask = w.n_tiles;
+        if (MASK) {
+            int t_mask = first_over(Nk - Bc);
+            if (causal)
+                t_mask = min(t_mask, first_over(wg_row0 - Bc + 1));
+            j_mask = max(1, min(t_mask - w.j0, w.n_tiles));
+            /* the same across the warp, as ptxas must know: loop bounds it cannot prove uniform
+             * make the loop's counter, and the descriptors built from it, per-thread registers */
+            j_mask = __shfl_sync(0xffffffffu, j_mask, 0);
         }
+        int j = 1;
+        for (; j < j_mask; j++)
+            key_tile(j, std::integral_constant<bool, false>());
+        for (; j < w.n_tiles; j++)
+            key_tile(j, std::integral_constant<bool, true>());
 
         /* The last P V; its V stage goes back too (the next work tile's loads wait for it). */
         wait_full(full_v, it + w.n_tiles - 1);
