@@ -9,9 +9,10 @@ if ! command -v patch >/dev/null; then
     echo "tests/pending_patches.sh skipped: no patch here"
     exit 0
 fi
+# shellcheck disable=SC2034  # a chain names its patches as $E/<folder>/<name>.patch
 E=bench/experiments
 # A new change waiting for a GPU adds its chain here ("step:patch patch ...").
-chains=("13_backward_wgmma:$E/13_mask_bias/bias13.patch" "14_gqa:$E/13_mask_bias/bias14.patch")
+chains=()
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0

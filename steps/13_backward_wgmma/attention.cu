@@ -27,7 +27,8 @@
  * tile. A tile issues its products in the order S^T, dP^T, dV, dQ, dK (FlashAttention-3's): dQ's
  * staging then runs while the tensor cores do dK. Each product builds its wgmma descriptors once
  * per operand tile and steps them by constants, and the causal and padded-key mask runs only on
- * the tiles that need it, behind a branch a warpgroup takes alike (both as in step 12's forward):
+ * the tiles that need it, as S^T's starting value (-inf where masked) chosen behind a branch a
+ * warpgroup takes alike before the product, so the code after it has no compare (mma_s_dp):
  * 3-4 % faster at D = 128 and up to 11 % at D = 64 causal than a descriptor per k-slice and a mask
  * compiled into every tile's exponentials. dQ by rows with that order took 7-12 % more off D = 64
  * where nothing is masked, and the dQ writer, taking the add and the barrier before it off the
@@ -948,8 +949,9 @@ __device__ __forceinline__ int fresh_tid()
 
 /* acc[64 x N] = A B^T over D features: A is 64 rows of a tile of A_ROWS rows, B a tile of N rows,
  * both [rows][D] K-major in smem. The k-th slice of 16 features is 32 bytes into atom k / 4 (the
- * hardware applies the swizzle). The forward's issue_qk, S = Q K^T, is this with Q as A. */
-template <int D, int N, int A_ROWS>
+ * hardware applies the swizzle). The forward's issue_qk, S = Q K^T, is this with Q as A. ONTO:
+ * the first slice adds onto acc as it is, acc += A B^T (the mask's bias: mma_s_dp). */
+template <int D, int N, int A_ROWS, bool ONTO = false>
 __device__ __forceinline__ void mma_ABt(float (&acc)[N / 2], uint32_t a_tile, uint32_t b_tile)
 {
     const uint64_t a0 = wgmma_desc(a_tile, 16, 1024), b0 = wgmma_desc(b_tile, 16, 1024);
@@ -958,7 +960,7 @@ __device__ __forceinline__ void mma_ABt(float (&acc)[N / 2], uint32_t a_tile, ui
         const uint32_t off = (k % 4) * 32;
         const uint64_t a = a0 + (((k / 4) * tile_bytes<64>(A_ROWS) + off) >> 4);
         const uint64_t b = b0 + (((k / 4) * tile_bytes<64>(N) + off) >> 4);
-        wgmma_bf16<N>::ss(acc, a, b, k > 0);
+        wgmma_bf16<N>::ss(acc, a, b, ONTO || k > 0);
     }
 }
 
@@ -1280,6 +1282,7 @@ template <int D, bool MASKED, bool DET, bool WIDE = false> struct BwdConsumer {
     const float c;                 /* scale log2(e) */
     const int (&key)[2];           /* this thread's two keys and the mask: bwd_consumer says how */
     const int q_shift, mask_below;
+    const int Nk;                  /* the keys from Nk on are padding (moved PAST on) */
     const uint32_t k_wg, v_wg;     /* this warpgroup's 64 keys of K and V */
     float (&dv)[D / 2], (&dk)[D / 2];
     float (&s)[Br / 2], (&dp)[Br / 2];
@@ -1287,22 +1290,57 @@ template <int D, bool MASKED, bool DET, bool WIDE = false> struct BwdConsumer {
     float (&dq)[DQF / WG];
     float2 (&lse2_01)[2];
 
-    /* S^T = K_wg Q^T and dP^T = V_wg dO^T: two groups, m64n{Br}k16, all operands K-major */
+    /* S^T = K_wg Q^T and dP^T = V_wg dO^T: two groups, m64n{Br}k16, all operands K-major.
+     * The mask goes in before the product, as S^T's starting value (a bias): -inf where key[a]
+     * is masked for the query, 0 elsewhere, and the first k-slice adds onto it instead of
+     * starting from 0. P^T = 2^(-inf) is then exactly 0, and dS^T = 0 (dP^T - Di) too, so the
+     * code after the waits (p_and_ds) is the unmasked kernel's, with no compare or branch for
+     * ptxas to schedule around. The branch sits here, just after the wait on the stage's
+     * mbarrier, where there is nothing to schedule across it. Each arm issues the whole S^T
+     * product with scale-d fixed: one product with a runtime scale-d makes S^T's registers
+     * (the last tile's P^T) live around the whole loop, for the arm that does not read them,
+     * and that spilled. A padded key (past Nk, moved PAST on) gets -inf too: 2^(-inf - lse2) = 0
+     * for any lse2 but -inf, and lse2 is finite on a real row (every row sees key 0 at least)
+     * and +inf on a padded one (bwd_preprocess), so the 2^(0 - lse2) = +inf of the unmasked
+     * score cannot arise. */
     __device__ __forceinline__ void mma_s_dp(const BwdQueryTile &qtile)
     {
-        wgmma_fence();
-        mma_ABt<D, Br, Bc>(s, k_wg, qtile.q);
-        wgmma_commit();
+        if (MASKED && qtile.q0 < mask_below) {
+            /* DQ_T: the keys and t read afresh, as store_dk_dv does (held across the loop, they
+             * spilled in step 14) */
+            int keys[2] = {key[0], key[1]}, t = th.t;
+            if constexpr (Tiles::DQ_T) {
+                const int l = fresh_tid() % WG, kr = k0 + 64 * th.wg + 16 * (l / 32) + l % 32 / 4;
+                keys[0] = kr + (kr >= Nk ? PAST : 0);
+                keys[1] = kr + 8 + (kr + 8 >= Nk ? PAST : 0);
+                t = l % 4;
+            }
+            const int qs0 = qtile.q0 + q_shift + 2 * t;
+#pragma unroll
+            for (int j = 0; j < Br / 8; j++)
+#pragma unroll
+                for (int a = 0; a < 2; a++)
+#pragma unroll
+                    for (int b = 0; b < 2; b++)
+                        s[4 * j + 2 * a + b] = keys[a] > qs0 + 8 * j + b ? -INFINITY : 0.f;
+            wgmma_fence();
+            mma_ABt<D, Br, Bc, true>(s, k_wg, qtile.q);
+            wgmma_commit();
+        } else {
+            wgmma_fence();
+            mma_ABt<D, Br, Bc>(s, k_wg, qtile.q);
+            wgmma_commit();
+        }
         mma_ABt<D, Br, Bc>(dp, v_wg, qtile.dO);
         wgmma_commit();
     }
 
-    /* P^T = 2^(S^T c - lse2) while dP^T still runs, masked as said at key[]; then dS^T, and both
-     * to bf16. With LSE2_EARLY lse2's first two pairs are read before the wait, so the first
+    /* P^T = 2^(S^T c - lse2) while dP^T still runs (masked already: mma_s_dp); then dS^T, and
+     * both to bf16. With LSE2_EARLY lse2's first two pairs are read before the wait, so the first
      * exponents need not wait for shared memory after it (all eight pairs cost spills). */
     __device__ __forceinline__ void p_and_ds(const BwdQueryTile &qtile)
     {
-        const int t = Tiles::DQ_T ? fresh_tid() % 4 : th.t, q0 = qtile.q0;
+        const int t = Tiles::DQ_T ? fresh_tid() % 4 : th.t;
         const float *lse2_st = qtile.lse2;
         if (Tiles::LSE2_EARLY) {
             lse2_01[0] = *reinterpret_cast<const float2 *>(lse2_st + 2 * t);
@@ -1333,39 +1371,10 @@ template <int D, bool MASKED, bool DET, bool WIDE = false> struct BwdConsumer {
                 dp[4 * j + 2 * a + 1] = s[4 * j + 2 * a + 1] * (dp[4 * j + 2 * a + 1] - di.y);
             }
         }
-        mask(q0, t);
 #pragma unroll
         for (int x = 0; x < Br / 4; x++) {
             pa[x] = pack_bf16(s[2 * x], s[2 * x + 1]);
             dsa[x] = pack_bf16(dp[2 * x], dp[2 * x + 1]);
-        }
-    }
-
-    /* The mask on its own, behind a branch the whole warpgroup takes alike: a tile with nothing
-     * to mask skips it (in line, ptxas turns it into a compare and a select per score, run on
-     * every tile). P^T and dS^T set to 0 where key[a] is masked for the query, by a select: an
-     * inf there (a padded key's 2^(0 - lse2) on a row far below zero) and the NaN dS^T made from
-     * it go too. It runs after dS^T, not before the wait for dP^T: ptxas keeps all code before a
-     * branch in front of it, so there the branch held all 32 exponentials back to back; after
-     * dS^T they spread among its FADDs and FMULs, as FlashAttention-4's are (note 13). */
-    __device__ __forceinline__ void mask(int q0, int t)
-    {
-        if (MASKED && q0 < mask_below) {
-            const int qs0 = q0 + q_shift;
-#pragma unroll
-            for (int j = 0; j < Br / 8; j++)
-#pragma unroll
-                for (int a = 0; a < 2; a++) {
-                    const int qs = qs0 + 8 * j + 2 * t;
-                    if (key[a] > qs) {
-                        s[4 * j + 2 * a] = 0.f;
-                        dp[4 * j + 2 * a] = 0.f;
-                    }
-                    if (key[a] > qs + 1) {
-                        s[4 * j + 2 * a + 1] = 0.f;
-                        dp[4 * j + 2 * a + 1] = 0.f;
-                    }
-                }
         }
     }
 
@@ -1616,8 +1625,8 @@ __device__ __forceinline__ void bwd_consumer(const BwdShared &sm, const BwdThrea
         dv[i] = dk[i] = 0.f;
     if (blk.n_iter > 0)
         mbar_wait(sm.bar_kv, 0);
-    BwdConsumer<D, MASKED, DET, WIDE> cons = {sm, th, blk.k0, c, key, q_shift, mask_below, k_wg, v_wg,
-                                   dv, dk, s, dp, pa, dsa, dq, lse2_01};
+    BwdConsumer<D, MASKED, DET, WIDE> cons = {sm, th, blk.k0, c, key, q_shift, mask_below, Nk,
+                                              k_wg, v_wg, dv, dk, s, dp, pa, dsa, dq, lse2_01};
 
     for (int i = 0; i < blk.n_iter; i++) {
         const int st = i % BWD_STAGES, qt = walk_qt<DET>(blk, i);

@@ -8,8 +8,13 @@
 # shapes, far inputs and the deterministic backward included, with b13 and b14 in their steps'
 # places, check lines against the step's digit for digit (0 + x is x: the same bits are
 # expected), memcheck on two shapes.
-# Builds, here (after make): run.sh build
+# Builds, here (after make): run.sh build. The patches apply to c67a873, the steps before the
+# change landed (git checkout c67a873 first); it ran there: run_h100/ (the A/B and checks), verify_h100/.
 # usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs): run.sh OUT (~3 min)
+# run.sh OUT bars: the backward bars in lockstep with b13 as step 13, beside cuDNN and FA4 (~1 min;
+# after ../12_pin_partial/bars.sh OUT lockstep, in the same call)
+# run.sh OUT verify: with b13 and b14 in their steps' places, the whole GPU suite, bench/sanitize.sh
+# 12 13 14 (two copies) and the Python door side by side, then memcheck at causal Nq = 8200 (~8 min)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 # shellcheck source=../tools/candidates.sh
@@ -30,7 +35,36 @@ if [ "${1:-}" = build ]; then
     git checkout steps/14_gqa
     exit 0
 fi
-o=${1:?usage: run.sh OUT | run.sh build}; mkdir -p "$o" && o=$(cd "$o" && pwd)
+o=${1:?usage: run.sh OUT [bars] | run.sh build}; mkdir -p "$o" && o=$(cd "$o" && pwd)
+if [ "${2:-}" = verify ]; then   # the whole GPU suite, the sanitizers and the Python door, b13 and b14 in place
+    sd=$(steps_with 13_backward_wgmma=$d/b13.so 14_gqa=$d/b14.so)
+    echo "commit $(cat .git-sha), bias13.patch and bias14.patch as steps 13 and 14" | tee "$o/gpu_tests.txt" \
+        >"$o/python.txt"
+    { ATTN_STEPS_DIR=$sd timeout -k 5 450 build/tests/gpu --verbose; echo "[exit status $?]"; } >>"$o/gpu_tests.txt" 2>&1 &
+    for t in "memcheck synccheck" racecheck; do
+        { ATTN_STEPS_DIR=$sd TOOLS="$t" timeout -k 5 450 bench/sanitize.sh 12 13 14; echo "[exit status $?]"; } \
+            >"$o/sanitize_${t%% *}.txt" 2>&1 &
+    done
+    { ATTN_STEPS_DIR=$sd python_door /tmp/door.txt; cat /tmp/door.txt >>"$o/python.txt"; } &
+    wait
+    for st in 13 14; do
+        ATTN_STEPS_DIR=$sd timeout -k 5 60 compute-sanitizer --tool memcheck --error-exitcode 9 build/attn run \
+            --step $st --backward --shape 1,2,8200,8192,128 --causal --reps 1 2>&1 | grep -E "ERROR SUMMARY|^check|FAIL|rror"
+        echo "step $st memcheck rc ${PIPESTATUS[0]}"
+    done >"$o/memcheck.txt" 2>&1
+    grep -E 'Synthesis|exit status|^\[FAIL' "$o/gpu_tests.txt"; tail -12 "$o/python.txt"; cat "$o/memcheck.txt"
+    for f in "$o"/sanitize_*.txt; do echo "$f: $(grep -c 'rc 0;' "$f") clean of $(grep -c '^step ' "$f"); $(tail -1 "$f")"; done
+    exit 0
+fi
+if [ "${2:-}" = bars ]; then   # after ../12_pin_partial/bars.sh lockstep in the same call (FA4 installed)
+    sed 's/fwd,bwd/bwd/' bench/sweeps.txt >/tmp/sweeps_bwd
+    ATTN_STEPS_DIR=$(steps_with 13_backward_wgmma=$d/b13.so) ATTN_SWEEPS_FILE=/tmp/sweeps_bwd \
+        timeout -k 5 200 python3 bench/peer_sdpa.py --sweep bars --steps 13 --rounds 5 --backends cudnn,fa4 \
+        --lockstep --out "$o/lockstep_bwd_b13.csv" 2>"$o/bars_b13.log"
+    echo "b13 bars rc $?" | tee -a "$o/bars_b13.log"
+    python3 bench/experiments/tools/interleaved.py "$o/lockstep_bwd_b13.csv" >"$o/interleaved_b13.txt" 2>&1
+    exit 0
+fi
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; cat .git-sha; } >"$o/gpu.txt"
 mkdir -p /tmp/mb && cp build/steps/13_backward_wgmma.so /tmp/mb/base.so && cp $d/*.so /tmp/mb/
 timeout -k 5 200 build/v15/ab --backward --rounds 5 --reps 6 \
