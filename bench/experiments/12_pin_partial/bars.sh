@@ -7,6 +7,7 @@
 # six decode bars, 5 rounds. interleaved.txt: tools/interleaved.py on each CSV (~6 min).
 # With `lockstep`, the three sweeps (forward, backward, decode) in lockstep only, 5 rounds each:
 # a fresh machine's first call runs `bars.sh OUT unpack` with build/fa4s1 (~2 min with the start).
+# PASSES="fwd bwd" (any of fwd, bwd, decode) runs only those sweeps.
 #   usage: bars.sh OUT [unpack|lockstep]
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
@@ -27,9 +28,10 @@ door() {   # door NAME PASS STEP ROUNDS SWEEP [FLAGS]
     { echo "== $n"; python3 bench/experiments/tools/interleaved.py "$o/$n.csv"; } >>"$o/interleaved.txt" 2>&1
 }
 if [ "${2:-}" = lockstep ]; then
-    door lockstep_fwd fwd 12 5 bars --backends cudnn,fa4 --lockstep
-    door lockstep_bwd bwd 13 5 bars --backends cudnn,fa4 --lockstep
-    door lockstep_decode fwd 15 5 decode --quick --backends flash,cudnn,fa4 --lockstep
+    case " ${PASSES:-fwd bwd decode} " in *" fwd "*) door lockstep_fwd fwd 12 5 bars --backends cudnn,fa4 --lockstep ;; esac
+    case " ${PASSES:-fwd bwd decode} " in *" bwd "*) door lockstep_bwd bwd 13 5 bars --backends cudnn,fa4 --lockstep ;; esac
+    case " ${PASSES:-fwd bwd decode} " in *" decode "*)
+        door lockstep_decode fwd 15 5 decode --quick --backends flash,cudnn,fa4 --lockstep ;; esac
     exit 0
 fi
 door interleaved_fwd fwd 12 5 bars --backends cudnn,fa4
