@@ -11,8 +11,6 @@
 # Builds, here (after make): run.sh build. The patches apply to c67a873, the steps before the
 # change landed (git checkout c67a873 first); it ran there: run_h100/ (the A/B and checks), verify_h100/.
 # usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs): run.sh OUT (~3 min)
-# run.sh OUT bars: the backward bars in lockstep with b13 as step 13, beside cuDNN and FA4 (~1 min;
-# after ../12_pin_partial/bars.sh OUT lockstep, in the same call)
 # run.sh OUT verify: with b13 and b14 in their steps' places, the whole GPU suite, bench/sanitize.sh
 # 12 13 14 (two copies) and the Python door side by side, then memcheck at causal Nq = 8200 (~8 min)
 set -u
@@ -35,7 +33,7 @@ if [ "${1:-}" = build ]; then
     git checkout steps/14_gqa
     exit 0
 fi
-o=${1:?usage: run.sh OUT [bars] | run.sh build}; mkdir -p "$o" && o=$(cd "$o" && pwd)
+o=${1:?usage: run.sh OUT [verify] | run.sh build}; mkdir -p "$o" && o=$(cd "$o" && pwd)
 if [ "${2:-}" = verify ]; then   # the whole GPU suite, the sanitizers and the Python door, b13 and b14 in place
     sd=$(steps_with 13_backward_wgmma=$d/b13.so 14_gqa=$d/b14.so)
     echo "commit $(cat .git-sha), bias13.patch and bias14.patch as steps 13 and 14" | tee "$o/gpu_tests.txt" \
@@ -54,15 +52,6 @@ if [ "${2:-}" = verify ]; then   # the whole GPU suite, the sanitizers and the P
     done >"$o/memcheck.txt" 2>&1
     grep -E 'Synthesis|exit status|^\[FAIL' "$o/gpu_tests.txt"; tail -12 "$o/python.txt"; cat "$o/memcheck.txt"
     for f in "$o"/sanitize_*.txt; do echo "$f: $(grep -c 'rc 0;' "$f") clean of $(grep -c '^step ' "$f"); $(tail -1 "$f")"; done
-    exit 0
-fi
-if [ "${2:-}" = bars ]; then   # after ../12_pin_partial/bars.sh lockstep in the same call (FA4 installed)
-    sed 's/fwd,bwd/bwd/' bench/sweeps.txt >/tmp/sweeps_bwd
-    ATTN_STEPS_DIR=$(steps_with 13_backward_wgmma=$d/b13.so) ATTN_SWEEPS_FILE=/tmp/sweeps_bwd \
-        timeout -k 5 200 python3 bench/peer_sdpa.py --sweep bars --steps 13 --rounds 5 --backends cudnn,fa4 \
-        --lockstep --out "$o/lockstep_bwd_b13.csv" 2>"$o/bars_b13.log"
-    echo "b13 bars rc $?" | tee -a "$o/bars_b13.log"
-    python3 bench/experiments/tools/interleaved.py "$o/lockstep_bwd_b13.csv" >"$o/interleaved_b13.txt" 2>&1
     exit 0
 fi
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; cat .git-sha; } >"$o/gpu.txt"
