@@ -12,7 +12,7 @@ fi
 # shellcheck disable=SC2034  # a chain names its patches as $E/<folder>/<name>.patch
 E=bench/experiments
 # A new change waiting for a GPU adds its chain here ("step:patch patch ...").
-chains=()
+chains=("12_three_warpgroups:$E/12_pin_alpha/alpha.patch")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0

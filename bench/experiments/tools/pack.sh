@@ -26,7 +26,9 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 # and the folders they are in:
 # shellcheck disable=SC2034  # a pending build names its patch as $E/<folder>/<name>.patch
 E=bench/experiments
-var=()
+build build/var12a $E/12_pin_alpha/alpha.patch 12_three_warpgroups alpha
+cp build/steps/12_three_warpgroups.so build/var12a/base.so
+var=(build/var12a)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
