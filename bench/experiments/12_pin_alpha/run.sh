@@ -9,19 +9,28 @@
 # less time where a warpgroup's softmax is on its path to its next turn, most at D = 128 not
 # causal (the longest tail); the few-tiles kernel (D = 64, 192 keys, N <= 2048) moves most of
 # its exponentials after the wait with it, so it is timed too.
-# Builds, here (make first; ../tools/candidates.sh's NV):
+# Builds, here (make first; ../tools/candidates.sh's NV), as tools/pack.sh makes them:
 #   git apply bench/experiments/12_pin_alpha/alpha.patch
 #   $NV steps/12_three_warpgroups/attention.cu -o build/var12a/alpha.so
 #   git checkout steps/12_three_warpgroups/attention.cu
 #   cp build/steps/12_three_warpgroups.so build/var12a/base.so
-# usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, carry build and .device-libs, or
-# .carry with build/var12a inside; ~3 min): run.sh OUT
+# (tools/pack.sh builds these, and alpha13.so, alpha14.so from alpha13.patch, alpha14.patch.)
+# usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, carry .carry with build/var12a
+# inside, tar xJf .carry/b.txz first; ~3 min): run.sh OUT
+#   run.sh OUT suite: to land it, the whole GPU suite beside bench/sanitize.sh 12 13 14 with the
+#   three builds in the steps' place (candidates.sh's suite; ~6 min)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
-o=${1:?usage: run.sh OUT}; mkdir -p "$o"
+o=${1:?usage: run.sh OUT [suite]}; mkdir -p "$o"
 # shellcheck source=../tools/candidates.sh
 . bench/experiments/tools/candidates.sh
 v=build/var12a
+if [ "${2:-}" = suite ]; then
+    d=$(steps_with 12_three_warpgroups=$v/alpha.so 13_backward_wgmma=$v/alpha13.so 14_gqa=$v/alpha14.so)
+    suite "$d" "$o" 12 13 14
+    suite_summary "$o"
+    exit 0
+fi
 d=$(steps_with 12_three_warpgroups=$v/alpha.so)
 quick_runs "$d" 12 "" "1,2,1000,777,64 --causal" "2,3,4000,4001,64" "1,2,777,1000,128 --causal" \
     "1,4,16384,4097,64" "2,4,1000,1000,128" >"$o/checks.txt" 2>&1

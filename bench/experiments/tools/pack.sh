@@ -27,6 +27,8 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 # shellcheck disable=SC2034  # a pending build names its patch as $E/<folder>/<name>.patch
 E=bench/experiments
 build build/var12a $E/12_pin_alpha/alpha.patch 12_three_warpgroups alpha
+build build/var12a $E/12_pin_alpha/alpha13.patch 13_backward_wgmma alpha13
+build build/var12a $E/12_pin_alpha/alpha14.patch 14_gqa alpha14
 cp build/steps/12_three_warpgroups.so build/var12a/base.so
 var=(build/var12a)
 git rev-parse --short HEAD >.git-sha
