@@ -14,6 +14,9 @@
 #   $NV steps/12_three_warpgroups/attention.cu -o build/var12a/alpha.so
 #   git checkout steps/12_three_warpgroups/attention.cu
 #   cp build/steps/12_three_warpgroups.so build/var12a/base.so
+# and alpha_p2.so, alpha_p6.so: the same with Tiles<64>::PIN_COLS 2 and 6 (the head of the row
+# sum held with alpha: 53 and 36 MUFU after the wait, against 44), since O's FMULs now share the
+# time after the wait with the exponentials and the best split of them may move.
 # (tools/pack.sh builds these, and alpha13.so, alpha14.so from alpha13.patch, alpha14.patch.)
 # usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, carry .carry with build/var12a
 # inside, tar xJf .carry/b.txz first; ~3 min): run.sh OUT
@@ -38,6 +41,6 @@ same_lines "$d" 12 "" "$o/same_lines.txt" "2,4,1000,1000,128" "1,8,2048,3000,128
     "1,4,1000,777,64" "2,8,4096,4096,64 --causal" "1,4,1024,1024,64"
 # shellcheck disable=SC2086
 timeout -k 5 200 build/v15/ab --rounds 3 --reps 6 $BAR_SHAPES --shape 4,8,1024,1024,64 \
-    $v/base.so $v/alpha.so >"$o/ab.csv" 2>"$o/ab.log"
+    $v/base.so $v/alpha.so $v/alpha_p2.so $v/alpha_p6.so >"$o/ab.csv" 2>"$o/ab.log"
 ab_ratios "$o/ab.csv" | tee "$o/ab_ratios.txt"
 echo "checks: $(grep -c -- '-> PASS' "$o/checks.txt") PASS against the CPU, $(grep -c 'vs step 00' "$o/checks.txt") against step 00, $(grep -cE 'FAIL|rror' "$o/checks.txt") FAIL or error"
