@@ -12,8 +12,7 @@ fi
 # shellcheck disable=SC2034  # a chain names its patches as $E/<folder>/<name>.patch
 E=bench/experiments
 # A new change waiting for a GPU adds its chain here ("step:patch patch ...").
-chains=("12_three_warpgroups:$E/12_pin_alpha/alpha.patch" "13_backward_wgmma:$E/12_pin_alpha/alpha13.patch"
-        "14_gqa:$E/12_pin_alpha/alpha14.patch")
+chains=()
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0

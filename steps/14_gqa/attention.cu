@@ -65,7 +65,7 @@ typedef __nv_bfloat16 bf16;
 template <int D> struct Tiles;
 template <> struct Tiles<64> {
     static constexpr int NWG = 3, Bc = 128, Bc_full = 128, NWG_few = 2, Bc_few_full = 192;
-    static constexpr int PIN_COLS = 4;        /* pin_softmax holds a quarter of the exponentials */
+    static constexpr int PIN_COLS = 1;        /* pin_softmax holds 1/16 of the exponentials */
     static constexpr bool TMA_O = false;      /* O stored to global memory from registers */
 };
 template <> struct Tiles<128> {
@@ -232,10 +232,15 @@ __device__ __forceinline__ void online_softmax(float (&s)[Bc / 2], float (&m)[2]
  *     Held whole, the exponentials run back to back before the wait and the 64 FMULs and 40
  *     F2FPs after it, on the path to the next turn: 3-6 % more time not causal, 2-3 % causal
  *     (bench/experiments/12_fwd_timeline).
- *   - D = 64, the sum of the first 4 of 16 column groups' exponentials (head): in the SASS 19
- *     of a thread's 66 MUFU run before the wait, 47 after it among P's F2FPs. Against all of
- *     them held: 1.0-1.3 % less time not causal, 2.7-3.6 % causal; 2 or 6 groups gain less,
- *     the maxima alone cost 1-2.5 % (bench/experiments/12_pin_partial). */
+ *   - D = 64, the sum of the first of 16 column groups' exponentials (head): in the SASS 9-12
+ *     of a thread's 66 MUFU run before the wait, the rest after it among P's F2FPs. The maxima
+ *     alone cost 1-2.5 %; without alpha, 4 groups were best (bench/experiments/12_pin_partial).
+ *   - At both, alpha (the rescale factors) too: otherwise ptxas issues alpha's two MUFU last,
+ *     after every exponential of P, and O's 32 (D = 64) or 64 FMULs wait for them in one block
+ *     after the trip's last MUFU; held, they interleave with the exponentials, and 11-15
+ *     instructions follow the last MUFU instead of 41-76. With 1 group instead of 4: 1.2-2.0 %
+ *     less time at D = 64, 0.2-0.8 % at D = 128, launch by launch on an H100; level in lockstep
+ *     with FlashAttention-4 (bench/experiments/12_pin_alpha). */
 __device__ __forceinline__ void pin_softmax(const float (&l)[2], int Nk, uint32_t addr)
 {
     asm volatile("{\n.reg .pred q;\nsetp.lt.s32 q, %1, 0;\n@q st.shared.f32 [%2], %0;\n}\n" ::"f"(
@@ -732,7 +737,11 @@ attention_fwd(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ C
             online_softmax<Bc, Tiles<D>::PIN_COLS>(s, m, l, alpha, head, c,
                                                    decltype(masked)::value && needs_mask(k0), k0,
                                                    row, Nk, causal, t);
-            pin_softmax(Tiles<D>::PIN_COLS ? head : m, Nk, sQ);   /* ... before the wait below */
+            {   /* ... before the wait below, with alpha: O's rescale can start at the wait */
+                const float pin[2] = {(Tiles<D>::PIN_COLS ? head[0] : m[0]) + alpha[0],
+                                      (Tiles<D>::PIN_COLS ? head[1] : m[1]) + alpha[1]};
+                pin_softmax(pin, Nk, sQ);
+            }
 
             /* P V done: V_{j-1}'s stage goes back; rescale O to the new max and hand P_j over. */
             wgmma_wait<0>();

@@ -26,17 +26,7 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 # and the folders they are in:
 # shellcheck disable=SC2034  # a pending build names its patch as $E/<folder>/<name>.patch
 E=bench/experiments
-build build/var12a $E/12_pin_alpha/alpha.patch 12_three_warpgroups alpha
-for pc in 2 6; do   # with pin_softmax's head at 2 or 6 column groups (D = 64) instead of 4
-    git apply $E/12_pin_alpha/alpha.patch
-    sed -i "/struct Tiles<64>/,/^};/ s/PIN_COLS = 4;/PIN_COLS = $pc;/" steps/12_three_warpgroups/attention.cu
-    $NV steps/12_three_warpgroups/attention.cu -o build/var12a/alpha_p$pc.so || { git checkout steps/12_three_warpgroups; exit 1; }
-    git checkout steps/12_three_warpgroups
-done
-build build/var12a $E/12_pin_alpha/alpha13.patch 13_backward_wgmma alpha13
-build build/var12a $E/12_pin_alpha/alpha14.patch 14_gqa alpha14
-cp build/steps/12_three_warpgroups.so build/var12a/base.so
-var=(build/var12a)
+var=()
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
