@@ -26,7 +26,11 @@ build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied,
 # and the folders they are in:
 # shellcheck disable=SC2034  # a pending build names its patch as $E/<folder>/<name>.patch
 E=bench/experiments
-var=()
+# 12_power: step 12 as it was before 12_pin_alpha landed, beside the step as committed
+mkdir -p build/var_power/before
+git show d0c043f:steps/12_three_warpgroups/attention.cu >build/var_power/before.cu
+$NV build/var_power/before.cu -o build/var_power/before/12_three_warpgroups.so
+var=(build/var_power)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
