@@ -30,7 +30,12 @@ E=bench/experiments
 mkdir -p build/var_power/before
 git show d0c043f:steps/12_three_warpgroups/attention.cu >build/var_power/before.cu
 $NV build/var_power/before.cu -o build/var_power/before/12_three_warpgroups.so
-var=(build/var_power)
+# 13_det_stride: the deterministic backward's walk with its blocks S query tiles apart
+build build/var_det $E/13_det_stride/stride13.patch 13_backward_wgmma stride
+build build/var_det $E/13_det_stride/stride14.patch 14_gqa stride14
+cp build/steps/13_backward_wgmma.so build/var_det/base.so
+cp build/steps/13_backward_wgmma.so build/var_det/det.so
+var=(build/var_power build/var_det)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
