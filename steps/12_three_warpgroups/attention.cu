@@ -35,7 +35,7 @@
  *     first, which sees one key tile, not the last, which sees them all: 5.5 % fewer key-tile
  *     trips at N = 4096, measured 4-6 % less time at N = 2048-4096, ~1 % beyond
  *     (bench/experiments/12_causal_align).
- * Five changes to what the machine code does with steps 10-11's loop and epilogue, found by reading
+ * Six changes to what the machine code does with steps 10-11's loop and epilogue, found by reading
  * this step's SASS beside FlashAttention-4's (bench/experiments/12_fa4_sass, 12_descriptors):
  *   - wgmma descriptors: issue_qk and issue_pv build one descriptor per operand tile and add
  *     each k-slice's offset as a constant, and the warpgroup's Q address comes from a warp-uniform
