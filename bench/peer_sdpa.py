@@ -50,6 +50,9 @@ eagerly behind the GPU spin, as an uncapturable call is, instead of as a graph r
 --lockstep goes one step further than --rounds: a shape's backends are each warmed up and
 captured, then timed in turn, one launch each, their order rotated every repetition (L2 flushed
 before each), so that no drift of the GPU's clock falls between them (ab.c's way with builds).
+--flush read evicts L2 by reading the buffer instead of zeroing it, so that the timed call does not
+also write the flush's dirty lines back to memory (bench/experiments/15_flush; zeroing stays the
+default, the method of every committed result).
 """
 import argparse
 import ctypes
@@ -157,6 +160,8 @@ def main():
                     help="time every call eagerly behind a GPU spin, no CUDA graph")
     ap.add_argument("--lockstep", action="store_true",
                     help="a shape's backends timed in turn, launch by launch")
+    ap.add_argument("--flush", choices=("write", "read"), default="write",
+                    help="flush L2 by zeroing a buffer twice its size (default), or by reading one")
     args = ap.parse_args()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     for b in backends:
@@ -214,6 +219,7 @@ def main():
     gpu = torch.cuda.get_device_name().replace(",", " ")
     l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (256 << 20)
     flush_buf = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
+    flush_max = torch.empty((), dtype=torch.uint8, device="cuda")
 
     def finite(*ts):
         return all(bool(torch.isfinite(t).all()) for t in ts)
@@ -316,8 +322,10 @@ def main():
 
         def once(self, flush=True):
             with torch.cuda.stream(self.side):
-                if flush:
+                if flush and args.flush == "write":
                     flush_buf.zero_()
+                elif flush:   # the same eviction, but L2 left holding clean lines
+                    torch.amax(flush_buf, dim=0, out=flush_max)
                 if self.is_eager:
                     torch.cuda._sleep(SLEEP_CYCLES)
                 self.start.record(); self.res = self.call(); self.end.record(); self.end.synchronize()

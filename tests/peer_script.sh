@@ -45,6 +45,8 @@ check_rows eager $((bars * 2))
 [ "$(grep -c 'CUDA graph capture failed' "$tmp/eager.log")" -eq 0 ] || fail "eager: --eager still tried a graph"
 run lockstep --sweep bars --backends flash,cudnn,fa4 --rounds 2 --lockstep
 check_rows lockstep $((bars * 2 * 2 * 2))
+run lockstep_read --sweep bars --backends flash,cudnn --lockstep --flush read
+check_rows lockstep_read $((bars * 2 * 2))
 # no graph can be captured: every call timed eagerly behind the spin, and the log says why
 FAKE_TORCH_NO_GRAPHS=1 run nographs --sweep bars --backends flash,cudnn --lockstep
 check_rows nographs $((bars * 2 * 2))
@@ -72,4 +74,4 @@ if ls build/steps/12_*.so build/steps/13_*.so >/dev/null 2>&1; then
 fi
 run decode --sweep decode --quick --backends cudnn
 check_rows decode "$(awk '$1 == "decode" && $6 == 1' bench/sweeps.txt | wc -l)"
-echo "tests/peer_script.sh: OK (the bars sweep in 2 rounds on randn and uniform inputs, --eager, --lockstep, no graphs, a refusing backend, --steps 12,13, the decode sweep's quick shapes, against tests/fake_torch)"
+echo "tests/peer_script.sh: OK (the bars sweep in 2 rounds on randn and uniform inputs, --eager, --lockstep (zeroing and reading flushes), no graphs, a refusing backend, --steps 12,13, the decode sweep's quick shapes, against tests/fake_torch)"

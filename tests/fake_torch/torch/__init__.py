@@ -108,6 +108,11 @@ def isfinite(t):
     return t
 
 
+def amax(t, dim=None, out=None):   # the read flush: a reduction that reads t
+    t._use()
+    return out if out is not None else Tensor((), t.dtype)
+
+
 def manual_seed(seed):
     return None
 
