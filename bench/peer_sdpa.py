@@ -4,7 +4,7 @@
     python3 bench/peer_sdpa.py --sweep standard|single_head|decode --out FILE.csv
                                [--backends flash,cudnn,efficient,math,fa4] [--quick]
                                [--steps 12,13] [--rounds R] [--inputs randn|uniform] [--eager]
-                               [--lockstep]
+                               [--lockstep] [--flush write|read]
 
 fa4 is FlashAttention-4 (PyPI flash-attn-4, its CuTe-DSL sm90 kernels on Hopper; 4.0.0b36 with
 nvidia-cutlass-dsl 4.8.1 measured here), rows named `fa4`; it is optional: where the package is
