@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../../.." || exit 2
 o=${1:?usage: run.sh OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
 for i in 1 2; do
     for f in write read; do
-        timeout -k 5 150 python3 bench/peer_sdpa.py --sweep decode --quick --steps 15 \
+        timeout -k 5 110 python3 bench/peer_sdpa.py --sweep decode --quick --steps 15 \
             --backends flash,cudnn,fa4 --lockstep --rounds 3 --flush $f --out "$o/${f}_$i.csv" \
             2>&1 | grep -v -e UserWarning -e exe_args >>"$o/progress.log"
         { echo "== $f $i"; python3 bench/experiments/tools/interleaved.py "$o/${f}_$i.csv"; } \
