@@ -9,8 +9,8 @@ the SM clock, the board's power and the clock-event reasons every 20 ms. Per bac
 the time a call (CUDA events around the whole run), the mean SM clock and power over the run
 after its first 0.5 s, the energy a call (power x time) and the SM cycles a call (time x clock).
 If a kernel that needs fewer cycles than another also needs more energy, a card held at its
-power limit gives it a lower clock, and the two harnesses can disagree: launch by launch
-(tools/ab) the card is rarely at its limit, in lockstep it may be.
+power limit gives it a lower clock: a schedule change can then gain where the card has headroom
+and nothing where it has none.
 
 Backends: step 12 as built (build/steps), the same step from DIR (--before: a folder holding
 12_three_warpgroups.so, e.g. the build before a change; its rows are named 12_before),
