@@ -30,12 +30,27 @@ E=bench/experiments
 mkdir -p build/var_power/before
 git show d0c043f:steps/12_three_warpgroups/attention.cu >build/var_power/before.cu
 $NV build/var_power/before.cu -o build/var_power/before/12_three_warpgroups.so
-# 13_det_stride: the deterministic backward's walk with its blocks S query tiles apart
-build build/var_det $E/13_det_stride/stride13.patch 13_backward_wgmma stride
-build build/var_det $E/13_det_stride/stride14.patch 14_gqa stride14
-cp build/steps/13_backward_wgmma.so build/var_det/base.so
-cp build/steps/13_backward_wgmma.so build/var_det/det.so
-var=(build/var_power build/var_det)
+# 13_det_writer: the dQ writer's order, three builds of each step from one patch's switches
+for st in 13_backward_wgmma:13 14_gqa:14; do
+    s=${st%%:*} t=${st#*:}
+    git apply "$E/13_det_writer/writer$t.patch"
+    sfx=""; [ "$t" = 14 ] && sfx=14
+    mkdir -p build/var_dqw
+    pids=() failed=0
+    # shellcheck disable=SC2086
+    $NV -DDQW_EARLY=1 "steps/$s/attention.cu" -o "build/var_dqw/early$sfx.so" & pids+=($!)
+    # shellcheck disable=SC2086
+    $NV -DDQW_BOTH=1 "steps/$s/attention.cu" -o "build/var_dqw/both$sfx.so" & pids+=($!)
+    # shellcheck disable=SC2086
+    $NV -DDQW_EARLY=1 -DDQW_BOTH=1 "steps/$s/attention.cu" -o "build/var_dqw/eb$sfx.so" & pids+=($!)
+    for p in "${pids[@]}"; do wait "$p" || failed=1; done
+    [ $failed = 0 ] || { git checkout "steps/$s"; exit 1; }
+    git checkout "steps/$s"
+done
+cp build/steps/13_backward_wgmma.so build/var_dqw/base.so
+cp build/steps/13_backward_wgmma.so build/var_dqw/det.so
+cp build/var_dqw/both.so build/var_dqw/bothd.so
+var=(build/var_power build/var_dqw)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
