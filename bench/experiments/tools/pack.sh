@@ -30,22 +30,22 @@ E=bench/experiments
 mkdir -p build/var_power/before
 git show d0c043f:steps/12_three_warpgroups/attention.cu >build/var_power/before.cu
 $NV build/var_power/before.cu -o build/var_power/before/12_three_warpgroups.so
-# 13_det_writer: the dQ writer's order, three builds of each step from one patch's switches
+# 13_det_writer: the deterministic backward's dQ writer, four builds of each step from one
+# patch's switches (its README says which is which)
 for st in 13_backward_wgmma:13 14_gqa:14; do
     s=${st%%:*} t=${st#*:}
     git apply "$E/13_det_writer/writer$t.patch"
     sfx=""; [ "$t" = 14 ] && sfx=14
     mkdir -p build/var_dqw
     pids=() failed=0
-    # shellcheck disable=SC2086
-    $NV -DDQW_EARLY=1 "steps/$s/attention.cu" -o "build/var_dqw/early$sfx.so" & pids+=($!)
-    # shellcheck disable=SC2086
-    $NV -DDQW_BOTH=1 "steps/$s/attention.cu" -o "build/var_dqw/both$sfx.so" & pids+=($!)
-    # shellcheck disable=SC2086
-    $NV -DDQW_EARLY=1 -DDQW_BOTH=1 "steps/$s/attention.cu" -o "build/var_dqw/eb$sfx.so" & pids+=($!)
+    for v in both:-DDQW_BOTH=1 late:-DDQW_LATE=1 rev:-DDQW_REV=1 lr:"-DDQW_LATE=1 -DDQW_REV=1"; do
+        # shellcheck disable=SC2086
+        $NV ${v#*:} "steps/$s/attention.cu" -o "build/var_dqw/${v%%:*}$sfx.so" &
+        pids+=($!)
+    done
     for p in "${pids[@]}"; do wait "$p" || failed=1; done
-    [ $failed = 0 ] || { git checkout "steps/$s"; exit 1; }
     git checkout "steps/$s"
+    [ $failed = 0 ] || exit 1
 done
 cp build/steps/13_backward_wgmma.so build/var_dqw/base.so
 cp build/steps/13_backward_wgmma.so build/var_dqw/det.so
