@@ -30,7 +30,7 @@ E=bench/experiments
 mkdir -p build/var_power/before
 git show d0c043f:steps/12_three_warpgroups/attention.cu >build/var_power/before.cu
 $NV build/var_power/before.cu -o build/var_power/before/12_three_warpgroups.so
-# 13_det_writer: the deterministic backward's dQ writer, four builds of each step from one
+# 13_det_writer: the deterministic backward's dQ writer, five builds of each step from one
 # patch's switches (its README says which is which)
 for st in 13_backward_wgmma:13 14_gqa:14; do
     s=${st%%:*} t=${st#*:}
@@ -38,7 +38,8 @@ for st in 13_backward_wgmma:13 14_gqa:14; do
     sfx=""; [ "$t" = 14 ] && sfx=14
     mkdir -p build/var_dqw
     pids=() failed=0
-    for v in both:-DDQW_BOTH=1 late:-DDQW_LATE=1 rev:-DDQW_REV=1 lr:"-DDQW_LATE=1 -DDQW_REV=1"; do
+    for v in both:-DDQW_BOTH=1 late:-DDQW_LATE=1 lp:"-DDQW_LATE=1 -DDQW_PREF=1" rev:-DDQW_REV=1 \
+             lpr:"-DDQW_LATE=1 -DDQW_PREF=1 -DDQW_REV=1"; do
         # shellcheck disable=SC2086
         $NV ${v#*:} "steps/$s/attention.cu" -o "build/var_dqw/${v%%:*}$sfx.so" &
         pids+=($!)
