@@ -5,14 +5,15 @@
 # kernel), late (DQW_LATE: the deterministic writer takes both stagings before its turn, then
 # adds and passes at once), lp (late, and DQW_PREF: the next visit's counter read while this
 # visit's adds complete), rev (DQW_REV: a group's blocks launched last key tile first), lpr (all
-# three), against the step as committed, deterministic and not (bothd: both, the default kernel).
-# Builds (tools/pack.sh): build/var_dqw/{base,det,both,late,lp,rev,lpr,bothd}.so from step 13
-# (det.so and base.so the step as committed, bothd.so the same file as both.so, named apart for
-# ab_ratios), and {both,late,lp,rev,lpr}14.so from step 14.
+# three), against the step as committed, deterministic and not (bothd: both, the default kernel);
+# land (land13.patch, land14.patch): lpr as it would land, without the switches.
+# Builds (tools/pack.sh): build/var_dqw/{base,det,both,late,lp,rev,lpr,land,bothd}.so from step
+# 13 (det.so and base.so the step as committed, bothd.so the same file as both.so, named apart for
+# ab_ratios), and {both,late,lp,rev,lpr,land}14.so from step 14.
 # usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, tar xJf .carry/b.txz first):
 #   run.sh OUT         ~4 min: launch by launch, each build's time over the default's, then the
 #                      check lines of the deterministic builds on five shapes
-#   run.sh OUT suite V ~6 min: to land variant V, the whole GPU suite (its deterministic tests:
+#   run.sh OUT suite V ~6 min: to land variant V (land, if lpr gained), the whole GPU suite (its deterministic tests:
 #                      bitwise repeatable over runs and two streams) beside bench/sanitize.sh
 #                      13 14 with both steps so built
 set -u
@@ -22,7 +23,7 @@ o=${1:?usage: run.sh OUT [suite V]}; mkdir -p "$o"
 . bench/experiments/tools/candidates.sh
 v=build/var_dqw
 if [ "${2:-}" = suite ]; then
-    b=${3:?usage: run.sh OUT suite both|late|lp|rev|lpr}
+    b=${3:?usage: run.sh OUT suite both|late|lp|rev|lpr|land}
     d=$(steps_with 13_backward_wgmma=$v/$b.so 14_gqa=$v/${b}14.so)
     suite "$d" "$o" 13 14
     suite_summary "$o"
@@ -31,9 +32,9 @@ fi
 timeout -k 5 300 build/v15/ab --backward --rounds 3 --reps 6 --shape 4,8,16384,16384,128 \
     --shape 4,8,4096,4096,128 --shape 4,8,16384,16384,64 --shape 4,8,4096,4096,64 \
     --shape 4,8,16384,16384,128,c $v/base.so $v/det.so:det $v/both.so:det $v/late.so:det \
-    $v/lp.so:det $v/rev.so:det $v/lpr.so:det $v/bothd.so >"$o/ab.csv" 2>"$o/ab.log"
+    $v/lp.so:det $v/rev.so:det $v/lpr.so:det $v/land.so:det $v/bothd.so >"$o/ab.csv" 2>"$o/ab.log"
 ab_ratios "$o/ab.csv" | tee "$o/ab_ratios.txt"
-for b in both late lp rev lpr; do
+for b in both late lp rev lpr land; do
     d=$(steps_with 13_backward_wgmma=$v/$b.so 14_gqa=$v/${b}14.so)
     for sh in "2,4,1000,1000,128" "1,8,4096,4096,64" "1,4,3000,2900,128" "2,8,1000,1000,128,2" \
         "1,4,2000,1900,128 --causal"; do

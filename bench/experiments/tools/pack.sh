@@ -48,6 +48,9 @@ for st in 13_backward_wgmma:13 14_gqa:14; do
     git checkout "steps/$s"
     [ $failed = 0 ] || exit 1
 done
+# and land13.patch, land14.patch: lpr as it would land (no switches), as land.so, land14.so
+build build/var_dqw "$E/13_det_writer/land13.patch" 13_backward_wgmma land
+build build/var_dqw "$E/13_det_writer/land14.patch" 14_gqa land14
 cp build/steps/13_backward_wgmma.so build/var_dqw/base.so
 cp build/steps/13_backward_wgmma.so build/var_dqw/det.so
 cp build/var_dqw/both.so build/var_dqw/bothd.so
