@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The lease plan of ../README.md ("What waits for a GPU"), one call per number, so a lease that
+# comes runs it without writing scripts: on the GPU machine, from the repository root,
+#   bash bench/experiments/tools/lease.sh N $OUT
+# with the carries the plan names for call N (here first: make, make tests, tools/pack.sh).
+# Each part is tarred under OUT as it ends, so a call cut at its limit still returns what it
+# finished (at most 8 files come back).
+#   1  carry .carry, build/fa4s1: unpack, then the dQ writer's A/B and checks      (~8 min)
+#   1s carry .carry alone, when the device time left is short: the dQ writer's A/B
+#      at N = 16384 and land's checks (13_det_writer/run.sh OUT quick)             (~3 min)
+#   2  carry build/fa4s2 (after 1, same machine): the bars in lockstep, forward and
+#      backward, with FlashAttention-4; then 12_power                              (~7 min)
+#   3  (an H200, after 1) the steps as committed: 13_causal_wide/verify.sh         (~6 min)
+#   4  (after 1) land the dQ writer: the suite and sanitizers with land.so         (~6 min)
+#   5  (after 1 and 2) 13_mask_bias/rest.sh: the deterministic price with the
+#      mask bias, Nsight Compute on the causal backward beside FlashAttention-4    (~4 min)
+set -u
+cd "$(dirname "$0")/../../.." || exit 2
+n=${1:?usage: lease.sh 1|1s|2|3|4|5 OUT}
+o=${2:?usage: lease.sh 1|1s|2|3|4|5 OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
+export LD_LIBRARY_PATH=$PWD/.device-libs
+E=bench/experiments
+part() {   # part NAME COMMAND...: run it, its output in OUT/NAME.log, then OUT/NAME tarred
+    local name=$1 files
+    shift
+    "$@" >"$o/$name.log" 2>&1
+    echo "== $name rc $?" | tee -a "$o/$name.log"
+    tail -n 25 "$o/$name.log"
+    files=("$name.log")
+    [ -d "$o/$name" ] && files+=("$name")
+    (cd "$o" && tar cf "$name.tar" "${files[@]}" && rm -rf "${files[@]}")
+}
+nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader | tee -a "$o/gpu.txt"
+case $n in
+    1) bash $E/12_pin_partial/bars.sh /tmp/o unpack >"$o/unpack.txt" 2>&1
+       part det bash $E/13_det_writer/run.sh "$o/det" ;;
+    1s) tar xJf .carry/b.txz
+        part det bash $E/13_det_writer/run.sh "$o/det" quick ;;
+    2) part bars env PASSES="fwd bwd" bash $E/12_pin_partial/bars.sh "$o/bars" lockstep
+       part power bash $E/12_power/run.sh "$o/power" ;;
+    3) grep -q H200 "$o/gpu.txt" || echo "lease.sh 3: not an H200; the verify is for the H200"
+       part verify bash $E/13_causal_wide/verify.sh "$o/verify" ;;
+    4) part suite bash $E/13_det_writer/run.sh "$o/suite" suite land ;;
+    5) part rest bash $E/13_mask_bias/rest.sh "$o/rest" ;;
+    *) echo "usage: lease.sh 1|1s|2|3|4|5 OUT"; exit 2 ;;
+esac
+ls "$o"
