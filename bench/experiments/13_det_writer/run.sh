@@ -31,22 +31,30 @@ if [ "${2:-}" = suite ]; then
     suite_summary "$o"
     exit 0
 fi
+checks() {   # checks BUILD...: each build's deterministic check lines, steps 13 and 14
+    local b d sh st
+    for b in "$@"; do
+        d=$(steps_with 13_backward_wgmma=$v/$b.so 14_gqa=$v/${b}14.so)
+        for sh in "2,4,1000,1000,128" "1,8,4096,4096,64" "1,4,3000,2900,128" "2,8,1000,1000,128,2" \
+            "1,4,2000,1900,128 --causal"; do
+            for st in 13 14; do
+                case $sh in *,2) [ $st = 13 ] && continue;; esac
+                echo "## $b step $st $sh"
+                # shellcheck disable=SC2086  # the shape, and --causal after it
+                ATTN_STEPS_DIR=$d timeout -k 5 60 build/attn run --step $st --backward \
+                    --deterministic --shape $sh --reps 1 2>&1 | grep -E '^check|FAIL|rror'
+            done
+        done
+    done >"$o/checks.txt" 2>&1
+    grep -c PASS "$o/checks.txt"; grep -v -e PASS -e '^##' "$o/checks.txt"
+}
 if [ "${2:-}" = quick ]; then
     timeout -k 5 150 build/v15/ab --backward --rounds 3 --reps 6 --shape 4,8,16384,16384,128 \
         --shape 4,8,16384,16384,64 $v/base.so $v/det.so:det $v/lp.so:det $v/rev.so:det \
         $v/lpr.so:det $v/land.so:det >"$o/ab.csv" 2>"$o/ab.log"
     ab_ratios "$o/ab.csv" | tee "$o/ab_ratios.txt"
+    checks land
     d=$(steps_with 13_backward_wgmma=$v/land.so 14_gqa=$v/land14.so)
-    for sh in "2,4,1000,1000,128" "1,8,4096,4096,64" "2,8,1000,1000,128,2" "1,4,2000,1900,128 --causal"; do
-        for st in 13 14; do
-            case $sh in *,2) [ $st = 13 ] && continue;; esac
-            echo "## land step $st $sh"
-            # shellcheck disable=SC2086  # the shape, and --causal after it
-            ATTN_STEPS_DIR=$d timeout -k 5 40 build/attn run --step $st --backward --deterministic \
-                --shape $sh --reps 1 2>&1 | grep -E '^check|FAIL|rror'
-        done
-    done >"$o/checks.txt" 2>&1
-    grep -c PASS "$o/checks.txt"; grep -v -e PASS -e '^##' "$o/checks.txt"
     { ATTN_STEPS_DIR=$d timeout -k 5 100 build/tests/gpu --verbose \
           --filter 'gpu/deterministic_backward_is_repeatable' 2>&1; echo "[exit status $?]"; } >"$o/rep_land.txt"
     grep -h -E 'Synthesis|exit status' "$o/rep_land.txt"
@@ -57,17 +65,4 @@ timeout -k 5 300 build/v15/ab --backward --rounds 3 --reps 6 --shape 4,8,16384,1
     --shape 4,8,16384,16384,128,c $v/base.so $v/det.so:det $v/both.so:det $v/late.so:det \
     $v/lp.so:det $v/rev.so:det $v/lpr.so:det $v/land.so:det $v/bothd.so >"$o/ab.csv" 2>"$o/ab.log"
 ab_ratios "$o/ab.csv" | tee "$o/ab_ratios.txt"
-for b in both late lp rev lpr land; do
-    d=$(steps_with 13_backward_wgmma=$v/$b.so 14_gqa=$v/${b}14.so)
-    for sh in "2,4,1000,1000,128" "1,8,4096,4096,64" "1,4,3000,2900,128" "2,8,1000,1000,128,2" \
-        "1,4,2000,1900,128 --causal"; do
-        for st in 13 14; do
-            case $sh in *,2) [ $st = 13 ] && continue;; esac
-            echo "## $b step $st $sh"
-            # shellcheck disable=SC2086  # the shape, and --causal after it
-            ATTN_STEPS_DIR=$d timeout -k 5 60 build/attn run --step $st --backward --deterministic \
-                --shape $sh --reps 1 2>&1 | grep -E '^check|FAIL|rror'
-        done
-    done
-done >"$o/checks.txt" 2>&1
-grep -c PASS "$o/checks.txt"; grep -v -e PASS -e '^##' "$o/checks.txt"
+checks both late lp rev lpr land
