@@ -1088,7 +1088,8 @@ __device__ __forceinline__ Det2Group det2_group(int kt, int n_kt, int n_qt, int 
 
 /* The deterministic kernel (DET) orders its blocks for det2_turn: causal, a section's last key
  * tile first; not causal, each block's walk starts at its place in its group (det2_group) and
- * wraps: it takes all n_qt query tiles from qt_begin (walk_qt). */
+ * wraps: it takes all n_qt query tiles from qt_begin (walk_qt), and a group's blocks launch last
+ * key tile first, so the blocks each one waits on (det2_turn: the ones after it) start first. */
 template <int D, bool DET, bool WIDE = false>
 __device__ __forceinline__ BwdBlock bwd_block(int bh_count, int Nq, int Nk, int causal, int hps,
                                               int sms)
@@ -1104,9 +1105,12 @@ __device__ __forceinline__ BwdBlock bwd_block(int bh_count, int Nq, int Nk, int 
         kt = DET ? n_kt - 1 - r / h : r / h;
         bh = sec * hps + r % h;
     }
+    if (DET && !causal) {
+        const Det2Group g = det2_group(kt, n_kt, n_qt, sms);
+        kt = 2 * g.first + g.size - 1 - kt;
+        return {n_qt, n_qb, bh, kt * Bc, kt - g.first, n_qt};
+    }
     const int k0 = kt * Bc;
-    if (DET && !causal)
-        return {n_qt, n_qb, bh, k0, kt - det2_group(kt, n_kt, n_qt, sms).first, n_qt};
     /* causal (top-left): query rows < k0 see none of these keys */
     const int qt_begin = causal ? min(k0 / Br, n_qt) : 0, n_iter = n_qt - qt_begin;
     return {n_qt, n_qb, bh, k0, qt_begin, n_iter};
@@ -1166,6 +1170,12 @@ __device__ __forceinline__ void det_pass_turn(int *counter)
     asm volatile("fence.proxy.async.global;\n" ::: "memory");
     asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(counter) : "memory");
 }
+__device__ __forceinline__ int det_peek_turn(const int *counter)   /* one acquire load */
+{
+    int seen;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+    return seen;
+}
 
 /* The turns (DET). A query tile's counter counts visits, a visit being both warpgroups' adds of
  * one key tile (dq_writer issues them in a fixed order), and the turn of key tile kt's visit
@@ -1219,10 +1229,13 @@ __device__ __forceinline__ size_t dq_piece(const BwdBlock &blk, int qt, int w)
  * (BAR_DQ_EMPTY + w). The consumers go on to the next tile meanwhile: the barrier between a
  * warpgroup's 128 threads after their staging stores, and the wait for the last add to have read
  * the staging, are the writer's alone (a warpgroup only arrives, and waits for its staging back
- * a whole tile later). DET: one turn per visit, both adds inside it: they add into different
- * pieces (dq_piece), so both run at once and one wait covers them, and each piece's adds come in
- * the turns' order, the same bits every run. The EMPTY barriers balance: one arrival before the
- * first tile, one after each tile but the last. */
+ * a whole tile later). DET: one turn per visit, and the turn is the path every block of the
+ * group waits on, so the writer brings it nothing it can do before: it takes both stagings
+ * first, then waits for the turn, issues both adds (into different pieces, dq_piece: both run at
+ * once, one wait covers them), waits for them to land and passes the turn; while they land it
+ * reads the next visit's counter, so a turn already come costs no round trip. Each piece's adds
+ * come in the turns' order, the same bits every run. The EMPTY barriers balance: one arrival
+ * before the first tile, one after each tile but the last. */
 template <int D, bool DET, bool WIDE = false>
 __device__ __forceinline__ void dq_writer(const BwdShared &sm, const BwdBlock &blk, float *dq_acc,
                                           int *dq_turns, int Nk, int causal, int sms, int lane)
@@ -1235,29 +1248,50 @@ __device__ __forceinline__ void dq_writer(const BwdShared &sm, const BwdBlock &b
                                          : Det2Group{0, 1};
     named_bar_arrive(BAR_DQ_EMPTY, WG + 32);
     named_bar_arrive(BAR_DQ_EMPTY + 1, WG + 32);
+    int seen = -1;   /* DET: the next visit's counter, read while this visit's adds complete */
     for (int i = 0; i < blk.n_iter; i++) {
         const int qt = walk_qt<DET>(blk, i);
-        int *turns = DET ? dq_turns + (size_t)blk.bh * blk.n_qt + qt : nullptr;
-#pragma unroll
-        for (int w = 0; w < 2; w++) {
-            named_bar_sync(BAR_DQ_FULL + w, WG + 32);
+        if (DET) {   /* both stagings taken before the turn: once it comes, the adds and the pass */
+            named_bar_sync(BAR_DQ_FULL, WG + 32);
+            named_bar_sync(BAR_DQ_FULL + 1, WG + 32);
             if (lane == 0) {
-                if (DET && w == 0)
-                    det_wait_turn(turns, det2_turn<D, WIDE>(blk, qt, n_kt, grp, causal));
-                bulk_reduce_add_f32(dq_acc + dq_piece<D, WIDE>(blk, qt, w) * DQF,
-                                    sm.dQ + w * DQ, DQ);
+                int *turns = dq_turns + (size_t)blk.bh * blk.n_qt + qt;
+                const int turn = det2_turn<D, WIDE>(blk, qt, n_kt, grp, causal);
+                if (seen == turn)   /* seen already: the acquire's fence still */
+                    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+                else
+                    det_wait_turn(turns, turn);
+                bulk_reduce_add_f32(dq_acc + dq_piece<D, WIDE>(blk, qt, 0) * DQF, sm.dQ, DQ);
                 bulk_commit();
-                bulk_wait_read<0>();
+                bulk_reduce_add_f32(dq_acc + dq_piece<D, WIDE>(blk, qt, 1) * DQF, sm.dQ + DQ, DQ);
+                bulk_commit();
+                if (i + 1 < blk.n_iter)   /* the next visit's counter */
+                    seen = det_peek_turn(dq_turns + (size_t)blk.bh * blk.n_qt +
+                                         walk_qt<DET>(blk, i + 1));
+                bulk_wait<0>();   /* the visit is done in memory before the next one's turn */
+                det_pass_turn(turns);
             }
             __syncwarp();
-            if (i + 1 < blk.n_iter)
-                named_bar_arrive(BAR_DQ_EMPTY + w, WG + 32);
+            if (i + 1 < blk.n_iter) {
+                named_bar_arrive(BAR_DQ_EMPTY, WG + 32);
+                named_bar_arrive(BAR_DQ_EMPTY + 1, WG + 32);
+            }
+        } else {
+#pragma unroll
+            for (int w = 0; w < 2; w++) {
+                named_bar_sync(BAR_DQ_FULL + w, WG + 32);
+                if (lane == 0) {
+                    bulk_reduce_add_f32(dq_acc + dq_piece<D, WIDE>(blk, qt, w) * DQF,
+                                        sm.dQ + w * DQ, DQ);
+                    bulk_commit();
+                    bulk_wait_read<0>();
+                }
+                __syncwarp();
+                if (i + 1 < blk.n_iter)
+                    named_bar_arrive(BAR_DQ_EMPTY + w, WG + 32);
+            }
+            __syncwarp();
         }
-        if (DET && lane == 0) {
-            bulk_wait<0>();   /* the visit is done in memory before the next one's turn */
-            det_pass_turn(turns);
-        }
-        __syncwarp();
     }
     if (lane == 0)
         bulk_wait<0>();   /* the last adds are done before the block's shared memory goes */
