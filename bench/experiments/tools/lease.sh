@@ -5,13 +5,14 @@
 # with the carries the plan names for call N (here first: make, make tests, tools/pack.sh).
 # Each part is tarred under OUT as it ends, so a call cut at its limit still returns what it
 # finished (at most 8 files come back).
-#   1  carry .carry, build/fa4s1: unpack, then the dQ writer's A/B and checks      (~8 min)
-#   1s carry .carry alone, when the device time left is short: the dQ writer's A/B
-#      at N = 16384 and land's checks (13_det_writer/run.sh OUT quick)             (~3 min)
+#   1  carry .carry, build/fa4s1: unpack, then the dQ writer's hand-back A/B and
+#      checks (13_dq_handback/run.sh)                                             (~6 min)
+#   1s carry .carry alone, when the device time left is short: the same without
+#      FlashAttention-4's first half                                              (~4 min)
 #   2  carry build/fa4s2 (after 1, same machine): the bars in lockstep, forward and
 #      backward, with FlashAttention-4; then 12_power                              (~7 min)
 #   3  (an H200, after 1) the steps as committed: 13_causal_wide/verify.sh         (~6 min)
-#   4  (after 1) land the dQ writer: the suite and sanitizers with land.so         (~6 min)
+#   4  (after 1) land the hand-back: the suite and sanitizers with early.so       (~6 min)
 #   5  (after 1 and 2) 13_mask_bias/rest.sh: the deterministic price with the
 #      mask bias, Nsight Compute on the causal backward beside FlashAttention-4    (~4 min)
 set -u
@@ -33,14 +34,14 @@ part() {   # part NAME COMMAND...: run it, its output in OUT/NAME.log, then OUT/
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader | tee -a "$o/gpu.txt"
 case $n in
     1) bash $E/12_pin_partial/bars.sh /tmp/o unpack >"$o/unpack.txt" 2>&1
-       part det bash $E/13_det_writer/run.sh "$o/det" ;;
+       part dqh bash $E/13_dq_handback/run.sh "$o/dqh" ;;
     1s) tar xJf .carry/b.txz
-        part det bash $E/13_det_writer/run.sh "$o/det" quick ;;
+        part dqh bash $E/13_dq_handback/run.sh "$o/dqh" ;;
     2) part bars env PASSES="fwd bwd" bash $E/12_pin_partial/bars.sh "$o/bars" lockstep
        part power bash $E/12_power/run.sh "$o/power" ;;
     3) grep -q H200 "$o/gpu.txt" || echo "lease.sh 3: not an H200; the verify is for the H200"
        part verify bash $E/13_causal_wide/verify.sh "$o/verify" ;;
-    4) part suite bash $E/13_det_writer/run.sh "$o/suite" suite land ;;
+    4) part suite bash $E/13_dq_handback/run.sh "$o/suite" suite ;;
     5) part rest bash $E/13_mask_bias/rest.sh "$o/rest" ;;
     *) echo "usage: lease.sh 1|1s|2|3|4|5 OUT"; exit 2 ;;
 esac

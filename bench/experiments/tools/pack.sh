@@ -30,31 +30,15 @@ E=bench/experiments
 mkdir -p build/var_power/before
 git show d0c043f:steps/12_three_warpgroups/attention.cu >build/var_power/before.cu
 $NV build/var_power/before.cu -o build/var_power/before/12_three_warpgroups.so
-# 13_det_writer: the deterministic backward's dQ writer, five builds of each step from one
-# patch's switches (its README says which is which)
-for st in 13_backward_wgmma:13 14_gqa:14; do
-    s=${st%%:*} t=${st#*:}
-    git apply "$E/13_det_writer/writer$t.patch"
-    sfx=""; [ "$t" = 14 ] && sfx=14
-    mkdir -p build/var_dqw
-    pids=() failed=0
-    for v in both:-DDQW_BOTH=1 late:-DDQW_LATE=1 lp:"-DDQW_LATE=1 -DDQW_PREF=1" rev:-DDQW_REV=1 \
-             lpr:"-DDQW_LATE=1 -DDQW_PREF=1 -DDQW_REV=1"; do
-        # shellcheck disable=SC2086
-        $NV ${v#*:} "steps/$s/attention.cu" -o "build/var_dqw/${v%%:*}$sfx.so" &
-        pids+=($!)
-    done
-    for p in "${pids[@]}"; do wait "$p" || failed=1; done
-    git checkout "steps/$s"
-    [ $failed = 0 ] || exit 1
-done
-# and land13.patch, land14.patch: lpr as it would land (no switches), as land.so, land14.so
-build build/var_dqw "$E/13_det_writer/land13.patch" 13_backward_wgmma land
-build build/var_dqw "$E/13_det_writer/land14.patch" 14_gqa land14
-cp build/steps/13_backward_wgmma.so build/var_dqw/base.so
-cp build/steps/13_backward_wgmma.so build/var_dqw/det.so
-cp build/var_dqw/both.so build/var_dqw/bothd.so
-var=(build/var_power build/var_dqw)
+# 13_dq_handback: the deterministic dQ writer's stagings handed back once read, beside step 13
+# as committed and as it was before 13_det_writer landed
+build build/var_dqh "$E/13_dq_handback/early13.patch" 13_backward_wgmma early
+build build/var_dqh "$E/13_dq_handback/early14.patch" 14_gqa early14
+git show 44989c7:steps/13_backward_wgmma/attention.cu >build/var_dqh/before.cu
+$NV build/var_dqh/before.cu -o build/var_dqh/before.so
+cp build/steps/13_backward_wgmma.so build/var_dqh/base.so
+cp build/steps/13_backward_wgmma.so build/var_dqh/det.so
+var=(build/var_power build/var_dqh)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null
