@@ -10,13 +10,14 @@
 # list`: steps 00 and 14 on) also gets two shapes with fewer K/V heads (--shape's sixth field).
 # A decode step (an 'Nq: 1-16 only' line in `attn list`: step 15) runs instead the decode shapes
 # below, which reach its paths: one split and many (the combine kernel), 16, 32 and 64-row tiles
-# and two row tiles, ragged Nk, causal.
+# and two row tiles, ragged Nk, causal. A step that takes a deterministic backward (13 on) also
+# runs the det shapes below with --deterministic: the dQ writer's turns, not causal and causal.
 # TOOLS="memcheck racecheck" runs only those tools (so that several copies can share the work).
 # Exit status 1 if any tool reports an error.
 #   bench/sanitize.sh 03 04 05 > sanitize.txt
 #   bench/sanitize.sh > sanitize.txt       # every step
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 cs=${CUDA:-/usr/local/cuda}/bin/compute-sanitizer
 command -v "$cs" >/dev/null || cs=$(command -v compute-sanitizer) ||
     { echo "bench/sanitize.sh: compute-sanitizer is missing (it comes with the full CUDA toolkit)" >&2; exit 2; }
@@ -38,6 +39,11 @@ gqa_shapes=(
     "1,4,129,257,128,1 --causal"  # multi-query: a backward block walks 4 heads; the last key tile none
     "1,8,200,130,64,2"            # groups of 4: each block walks 4 heads of 2 query tiles
 )
+det_shapes=(                      # with --backward --deterministic, in the steps that take it (13 on)
+    "1,2,129,300,128"             # 2 query tiles of 80 rows, 3 key tiles: groups of 2 and 1
+    "1,3,300,129,64"              # D = 64: 3 query tiles visited by 2 key tiles in turns
+    "1,1,8200,300,128 --causal"   # causal from Nq = 8192: the 80-row causal tiles' turns
+)
 decode_shapes=(
     "1,8,1,1000,128,2"            # groups of 4, one query: 16 splits of one key tile, the last ragged
     "1,4,5,300,64,1"              # multi-query, 20 rows (2 x 2 warps), one split: O written directly
@@ -46,31 +52,39 @@ decode_shapes=(
     "2,4,16,4097,64 --causal"     # causal: keys 0 .. 15 only, one tile, one split
     "1,16,3,3000,128,2"           # 24 rows, 47 splits of one key tile, the last ragged (56 keys)
 )
-all=($(build/attn list 2>/dev/null | awk '$1 ~ /^[0-9][0-9]_/ { print substr($1, 1, 2) }'))
+mapfile -t all < <(build/attn list 2>/dev/null | awk '$1 ~ /^[0-9][0-9]_/ { print substr($1, 1, 2) }')
 [ $# -gt 0 ] || set -- "${all[@]}"
 status=0
 for s in "$@"; do
     s=$(printf '%02d' "$((10#$s))")
-    list=("${shapes[@]}")
+    list=("${shapes[@]}") gqa=0
     [ "$((10#$s))" -ge 11 ] && list+=("${top_shapes[@]}")
     build/attn list | awk -v s="$s" '$1 ~ /^[0-9][0-9]_/ { cur = $1 ~ "^" s "_" } cur && $1 == "GQA:" { f = 1 }
-                                     END { exit !f }' && list+=("${gqa_shapes[@]}")
+                                     END { exit !f }' && list+=("${gqa_shapes[@]}") && gqa=1
     build/attn list | awk -v s="$s" '$1 ~ /^[0-9][0-9]_/ { cur = $1 ~ "^" s "_" } cur && $1 == "Nq:" { f = 1 }
                                      END { exit !f }' && list=("${decode_shapes[@]}")
     passes=("")
     build/attn list | awk -v s="$s" '$1 ~ "^" s "_" && /fwd\+bwd/ { f = 1 } END { exit !f }' &&
         passes=("" --backward)
+    runs=()   # "PASS|SHAPE"
+    for shape in "${list[@]}"; do
+        for pass in "${passes[@]}"; do runs+=("$pass|$shape"); done
+    done
+    if [ "$((10#$s))" -ge 13 ] && [ ${#passes[@]} = 2 ]; then
+        for shape in "${det_shapes[@]}"; do runs+=("--backward --deterministic|$shape"); done
+        [ $gqa = 1 ] && runs+=("--backward --deterministic|1,8,200,300,128,2")   # groups of 4
+    fi
     for tool in ${TOOLS:-memcheck racecheck synccheck}; do
-        for shape in "${list[@]}"; do
-            for pass in "${passes[@]}"; do
-                out=$("$cs" --tool "$tool" --error-exitcode 99 build/attn run --step "$s" \
-                      --shape $shape --dtype bf16 $pass --reps 1 2>&1)
-                rc=$?
-                summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" <<<"$out" | tail -1)
-                verdict=$(grep -E "^result|-> (PASS|FAIL)" <<<"$out" | tail -1)
-                echo "step $s $tool ${pass:---forward} $shape: rc $rc; ${summary:-no summary}; ${verdict}"
-                [ $rc -eq 0 ] || { status=1; grep -E "Invalid|race|Race|hazard|barrier" <<<"$out" | head -5; }
-            done
+        for run in "${runs[@]}"; do
+            pass=${run%%|*} shape=${run#*|}
+            # shellcheck disable=SC2086  # the shape and pass words split
+            out=$("$cs" --tool "$tool" --error-exitcode 99 build/attn run --step "$s" \
+                  --shape $shape --dtype bf16 $pass --reps 1 2>&1)
+            rc=$?
+            summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" <<<"$out" | tail -1)
+            verdict=$(grep -E "^result|-> (PASS|FAIL)" <<<"$out" | tail -1)
+            echo "step $s $tool ${pass:---forward} $shape: rc $rc; ${summary:-no summary}; ${verdict}"
+            [ $rc -eq 0 ] || { status=1; grep -E "Invalid|race|Race|hazard|barrier" <<<"$out" | head -5; }
         done
     done
 done

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Not yet run. The deterministic backward's dQ writer in steps 13 and 14 (writer13.patch,
+# Run (README.md's result); its builds as tools/pack.sh made them at 44989c7. The deterministic
+# backward's dQ writer in steps 13 and 14 (writer13.patch,
 # writer14.patch: one patch per step with four compile-time switches; README.md says why):
 # both (DQW_BOTH: the two warpgroups' bulk adds issued before either read wait, in every
 # kernel), late (DQW_LATE: the deterministic writer takes both stagings before its turn, then

@@ -81,7 +81,8 @@ suite_summary() {
     grep -E '^\[FAIL\]|CRASH' "$1/gpu_tests.txt" | head
     local f
     for f in "$1"/sanitize_*.txt; do
-        echo "$(basename "$f"): $(grep -c 'rc 0;' "$f") clean of $(grep -c '^step ' "$f") runs"
+        echo "$(basename "$f"): $(grep -c 'rc 0;' "$f") clean of $(grep -c '^step ' "$f") runs$(grep -q \
+            'exit status 124' "$f" && echo ', then cut by its time limit (the rest not run)')"
         grep '^step ' "$f" | grep -v 'rc 0;'
     done
 }

@@ -5,14 +5,14 @@
 # with the carries the plan names for call N (here first: make, make tests, tools/pack.sh).
 # Each part is tarred under OUT as it ends, so a call cut at its limit still returns what it
 # finished (at most 8 files come back).
-#   1  carry .carry, build/fa4s1: unpack, then the dQ writer's hand-back A/B and
-#      checks (13_dq_handback/run.sh)                                             (~6 min)
+#   1  carry .carry, build/fa4s1: unpack, then the dQ writer's A/B (order, both) and
+#      order's checks (13_dq_handback/run.sh)                                      (~5 min)
 #   1s carry .carry alone, when the device time left is short: the same without
-#      FlashAttention-4's first half                                              (~4 min)
+#      FlashAttention-4's first half                                              (~3 min)
 #   2  carry build/fa4s2 (after 1, same machine): the bars in lockstep, forward and
 #      backward, with FlashAttention-4; then 12_power                              (~7 min)
 #   3  (an H200, after 1) the steps as committed: 13_causal_wide/verify.sh         (~6 min)
-#   4  (after 1) land the hand-back: the suite and sanitizers with early.so       (~6 min)
+#   4  (after 1, if both gained) the suite and sanitizers with both.so           (~6 min)
 #   5  (after 1 and 2) 13_mask_bias/rest.sh: the deterministic price with the
 #      mask bias, Nsight Compute on the causal backward beside FlashAttention-4    (~4 min)
 set -u

@@ -10,6 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../../.."
 # shellcheck source=candidates.sh
 . bench/experiments/tools/candidates.sh
+git diff --quiet HEAD -- steps ||
+    { echo "tools/pack.sh: steps/ has uncommitted changes; commit them first (each build below puts steps/ back with git checkout)" >&2; exit 1; }
 build_ab
 build() {   # build DIR PATCH STEP NAME [NVCC FLAGS]: a step with PATCH applied, as DIR/NAME.so
     local d=$1 p=$2 s=$3 n=$4
@@ -30,12 +32,12 @@ E=bench/experiments
 mkdir -p build/var_power/before
 git show d0c043f:steps/12_three_warpgroups/attention.cu >build/var_power/before.cu
 $NV build/var_power/before.cu -o build/var_power/before/12_three_warpgroups.so
-# 13_dq_handback: the deterministic dQ writer's stagings handed back once read, beside step 13
-# as committed and as it was before 13_det_writer landed
-build build/var_dqh "$E/13_dq_handback/early13.patch" 13_backward_wgmma early
-build build/var_dqh "$E/13_dq_handback/early14.patch" 14_gqa early14
-git show 44989c7:steps/13_backward_wgmma/attention.cu >build/var_dqh/before.cu
-$NV build/var_dqh/before.cu -o build/var_dqh/before.so
+# 13_dq_handback: when the dQ writer hands its stagings back: order (the deterministic writer's
+# old order with the landed writer's other parts) and both (the default kernel's two adds before
+# either read wait), beside step 13 as committed
+build build/var_dqh "$E/13_dq_handback/order13.patch" 13_backward_wgmma order
+build build/var_dqh "$E/13_dq_handback/both13.patch" 13_backward_wgmma both
+build build/var_dqh "$E/13_dq_handback/both14.patch" 14_gqa both14
 cp build/steps/13_backward_wgmma.so build/var_dqh/base.so
 cp build/steps/13_backward_wgmma.so build/var_dqh/det.so
 var=(build/var_power build/var_dqh)
