@@ -9,7 +9,7 @@
 #   run.sh OUT        ~3 min: launch by launch, 3 rounds, each build's time over the default's at
 #                     D = 128 and 64, N = 4096 and 16384, and causal D = 128 at 16384; then the
 #                     deterministic check lines of order (step 13, five shapes)
-#   run.sh OUT suite  ~6 min: to land both, the whole GPU suite and bench/sanitize.sh 13 14
+#   run.sh OUT suite  ~8 min: to land both, the whole GPU suite and bench/sanitize.sh 13 14
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 o=${1:?usage: run.sh OUT [suite]}; mkdir -p "$o"

@@ -5,9 +5,8 @@
 #   steps_with NAME=SO ...       prints a new folder holding build/steps with each NAME.so (a step's
 #                                folder name) replaced by SO: for ATTN_STEPS_DIR
 #   suite DIR LOGS STEPS...      with ATTN_STEPS_DIR=DIR: the whole GPU suite, and beside it
-#                                bench/sanitize.sh STEPS in two copies (memcheck + synccheck,
-#                                racecheck), each under 330 s; logs LOGS/gpu_tests.txt,
-#                                LOGS/sanitize_mem_sync.txt, LOGS/sanitize_race.txt
+#                                bench/sanitize.sh, a copy per step and tool, each under 450 s;
+#                                logs LOGS/gpu_tests.txt, LOGS/sanitize_TOOL_STEP.txt
 #   suite_summary LOGS           their verdicts, a few lines
 #   ab_ratios CSV                per shape and build of build/v15/ab's CSV, the build's time over
 #                                base.so's in the same round: the lowest and highest over rounds
@@ -65,13 +64,15 @@ steps_with() {
 }
 
 suite() {
-    local d=$1 logs=$2
+    local d=$1 logs=$2 st tool
     shift 2
-    { ATTN_STEPS_DIR=$d timeout -k 5 330 build/tests/gpu --verbose; echo "[exit status $?]"; } >>"$logs/gpu_tests.txt" 2>&1 &
-    { ATTN_STEPS_DIR=$d TOOLS="memcheck synccheck" timeout -k 5 330 bench/sanitize.sh "$@"; echo "[exit status $?]"; } \
-        >"$logs/sanitize_mem_sync.txt" 2>&1 &
-    { ATTN_STEPS_DIR=$d TOOLS="racecheck" timeout -k 5 330 bench/sanitize.sh "$@"; echo "[exit status $?]"; } \
-        >"$logs/sanitize_race.txt" 2>&1 &
+    { ATTN_STEPS_DIR=$d timeout -k 5 450 build/tests/gpu --verbose; echo "[exit status $?]"; } >>"$logs/gpu_tests.txt" 2>&1 &
+    for st in "$@"; do   # a process per step and tool: racecheck alone takes ~7 s a run
+        for tool in memcheck synccheck racecheck; do
+            { ATTN_STEPS_DIR=$d TOOLS=$tool timeout -k 5 450 bench/sanitize.sh "$st"; echo "[exit status $?]"; } \
+                >"$logs/sanitize_${tool}_$st.txt" 2>&1 &
+        done
+    done
     wait
 }
 

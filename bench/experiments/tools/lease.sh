@@ -12,7 +12,7 @@
 #   2  carry build/fa4s2 (after 1, same machine): the bars in lockstep, forward and
 #      backward, with FlashAttention-4; then 12_power                              (~7 min)
 #   3  (an H200, after 1) the steps as committed: 13_causal_wide/verify.sh         (~6 min)
-#   4  (after 1, if both gained) the suite and sanitizers with both.so           (~6 min)
+#   4  (after 1, if both gained) the suite and sanitizers with both.so           (~8 min)
 #   5  (after 1 and 2) 13_mask_bias/rest.sh: the deterministic price with the
 #      mask bias, Nsight Compute on the causal backward beside FlashAttention-4    (~4 min)
 set -u

@@ -35,6 +35,7 @@ $NV build/var_power/before.cu -o build/var_power/before/12_three_warpgroups.so
 # 13_dq_handback: when the dQ writer hands its stagings back: order (the deterministic writer's
 # old order with the landed writer's other parts) and both (the default kernel's two adds before
 # either read wait), beside step 13 as committed
+rm -rf build/var_dqh
 build build/var_dqh "$E/13_dq_handback/order13.patch" 13_backward_wgmma order
 build build/var_dqh "$E/13_dq_handback/both13.patch" 13_backward_wgmma both
 build build/var_dqh "$E/13_dq_handback/both14.patch" 14_gqa both14
