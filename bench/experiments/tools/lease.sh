@@ -10,7 +10,7 @@
 #   1s carry .carry alone, when the device time left is short: the same without
 #      FlashAttention-4's first half                                              (~3 min)
 #   2  carry build/fa4s2 (after 1, same machine): the bars in lockstep, forward and
-#      backward, with FlashAttention-4; then 12_power                              (~7 min)
+#      backward, with FlashAttention-4; then, on an H200, 12_power                 (~5-7 min)
 #   3  (an H200, after 1) the steps as committed: 13_causal_wide/verify.sh         (~6 min)
 #   4  (after 1, if both gained) the suite and sanitizers with both.so           (~8 min)
 #   5  (after 1 and 2) 13_mask_bias/rest.sh: the deterministic price with the
@@ -38,7 +38,8 @@ case $n in
     1s) tar xJf .carry/b.txz
         part dqh bash $E/13_dq_handback/run.sh "$o/dqh" ;;
     2) part bars env PASSES="fwd bwd" bash $E/12_pin_partial/bars.sh "$o/bars" lockstep
-       part power bash $E/12_power/run.sh "$o/power" ;;
+       if grep -q H200 "$o/gpu.txt"; then part power bash $E/12_power/run.sh "$o/power"
+       else echo "lease.sh 2: 12_power ran on H100s twice (run_h100/); it waits for an H200"; fi ;;
     3) grep -q H200 "$o/gpu.txt" || echo "lease.sh 3: not an H200; the verify is for the H200"
        part verify bash $E/13_causal_wide/verify.sh "$o/verify" ;;
     4) part suite bash $E/13_dq_handback/run.sh "$o/suite" suite ;;
