@@ -7,7 +7,7 @@
 # both.so and both14.so (steps 13 and 14 patched).
 # usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, tar xJf .carry/b.txz first):
 #   run.sh OUT        ~3 min: launch by launch, 3 rounds, each build's time over the default's at
-#                     D = 128 and 64, N = 4096 and 16384, and causal D = 128 at 16384; then the
+#                     D = 128 and 64, N = 4096 and 16384, and causal at 16384 (the two ties with FA4); then the
 #                     deterministic check lines of order (step 13, five shapes)
 #   run.sh OUT suite  ~8 min: to land both, the whole GPU suite and bench/sanitize.sh 13 14
 set -u
@@ -23,7 +23,8 @@ if [ "${2:-}" = suite ]; then
     exit 0
 fi
 timeout -k 5 200 build/v15/ab --backward --rounds 3 --reps 6 --shape 4,8,16384,16384,128 \
-    --shape 4,8,16384,16384,128,c --shape 4,8,16384,16384,64 --shape 4,8,4096,4096,128 \
+    --shape 4,8,16384,16384,128,c --shape 4,8,16384,16384,64 --shape 4,8,16384,16384,64,c \
+    --shape 4,8,4096,4096,128 \
     --shape 4,8,4096,4096,64 $v/base.so $v/det.so:det $v/order.so:det $v/both.so \
     >"$o/ab.csv" 2>"$o/ab.log"
 ab_ratios "$o/ab.csv" | tee "$o/ab_ratios.txt"
