@@ -1237,12 +1237,13 @@ __device__ __forceinline__ size_t dq_piece(const BwdBlock &blk, size_t bh, int q
  * warpgroup's 128 threads after their staging stores, and the wait for the last add to have read
  * the staging, are the writer's alone (a warpgroup only arrives, and waits for its staging back
  * a whole tile later). DET: one turn per visit, and the turn is the path every block of the
- * group waits on, so the writer brings it nothing it can do before: it takes both stagings
- * first, then waits for the turn, issues both adds (into different pieces, dq_piece: both run at
- * once, one wait covers them), waits for them to land and passes the turn; while they land it
- * reads the next visit's counter, so a turn already come costs no round trip. Each piece's adds
- * come in the turns' order, the same bits every run. The EMPTY barriers balance: one arrival
- * before the first tile, one after each tile but the last. */
+ * group waits on. The writer waits for it once warpgroup 0's staging is in and issues that add,
+ * then warpgroup 1's (into different pieces, dq_piece: both run at once, one wait covers them);
+ * it reads the next visit's counter, so a turn already come costs no round trip, and hands both
+ * stagings back once read, so the consumers' next tile never waits on the landing; then it waits
+ * for the adds to land and passes the turn. Each piece's adds come in the turns' order, the same
+ * bits every run. The EMPTY barriers balance: one arrival before the first tile, one after each
+ * tile but the last. */
 template <int D, bool DET, bool WIDE = false>
 __device__ __forceinline__ void dq_writer(const BwdShared &sm, const BwdBlock &blk, float *dq_acc,
                                           int *dq_turns, int Nk, int causal, int sms, int lane)
@@ -1260,11 +1261,10 @@ __device__ __forceinline__ void dq_writer(const BwdShared &sm, const BwdBlock &b
     for (int i = 0; i < blk.n_iter; i++) {   /* the consumers' walk: query head j, tile qt */
         const int j = i / per, bh = blk.bkv * blk.group + j;
         const int qt = walk_qt<DET>(blk, blk.qt_begin + i - j * per);
-        if (DET) {   /* both stagings taken before the turn: once it comes, the adds and the pass */
+        if (DET) {   /* the turn with warpgroup 0's staging; both handed back once read */
+            int *turns = dq_turns + (size_t)bh * blk.n_qt + qt;
             named_bar_sync(BAR_DQ_FULL, WG + 32);
-            named_bar_sync(BAR_DQ_FULL + 1, WG + 32);
             if (lane == 0) {
-                int *turns = dq_turns + (size_t)bh * blk.n_qt + qt;
                 const int turn = det2_turn<D, WIDE>(blk, qt, n_kt, grp, causal);
                 if (seen == turn)   /* seen already: the acquire's fence still */
                     asm volatile("fence.proxy.async.global;\n" ::: "memory");
@@ -1272,6 +1272,10 @@ __device__ __forceinline__ void dq_writer(const BwdShared &sm, const BwdBlock &b
                     det_wait_turn(turns, turn);
                 bulk_reduce_add_f32(dq_acc + dq_piece<D, WIDE>(blk, bh, qt, 0) * DQF, sm.dQ, DQ);
                 bulk_commit();
+            }
+            __syncwarp();
+            named_bar_sync(BAR_DQ_FULL + 1, WG + 32);
+            if (lane == 0) {
                 bulk_reduce_add_f32(dq_acc + dq_piece<D, WIDE>(blk, bh, qt, 1) * DQF, sm.dQ + DQ,
                                     DQ);
                 bulk_commit();
@@ -1280,14 +1284,18 @@ __device__ __forceinline__ void dq_writer(const BwdShared &sm, const BwdBlock &b
                     seen = det_peek_turn(dq_turns + (size_t)(blk.bkv * blk.group + j1) * blk.n_qt +
                                          walk_qt<DET>(blk, blk.qt_begin + (t1 == per ? 0 : t1)));
                 }
-                bulk_wait<0>();   /* the visit is done in memory before the next one's turn */
-                det_pass_turn(turns);
+                bulk_wait_read<0>();   /* both adds have read their stagings */
             }
             __syncwarp();
             if (i + 1 < blk.n_iter) {
                 named_bar_arrive(BAR_DQ_EMPTY, WG + 32);
                 named_bar_arrive(BAR_DQ_EMPTY + 1, WG + 32);
             }
+            if (lane == 0) {
+                bulk_wait<0>();   /* the visit is done in memory before the next one's turn */
+                det_pass_turn(turns);
+            }
+            __syncwarp();
         } else {
 #pragma unroll
             for (int w = 0; w < 2; w++) {
