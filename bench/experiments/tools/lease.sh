@@ -5,20 +5,20 @@
 # with the carries the plan names for call N (here first: make, make tests, tools/pack.sh).
 # Each part is tarred under OUT as it ends, so a call cut at its limit still returns what it
 # finished (at most 8 files come back).
-#   1  carry .carry, build/fa4s1: unpack, then the dQ writer's A/B (order, both) and
-#      order's checks (13_dq_handback/run.sh)                                      (~5 min)
+#   1  carry .carry, build/fa4s1: unpack, then the landed dQ writer's A/B against the one
+#      before and the GPU suite and sanitizers on steps 13 and 14
+#      (13_dq_handback/run.sh)                                                     (~9 min)
 #   1s carry .carry alone, when the device time left is short: the same without
-#      FlashAttention-4's first half                                              (~3 min)
+#      FlashAttention-4's first half                                              (~9 min)
 #   2  carry build/fa4s2 (after 1, same machine): the bars in lockstep, forward and
 #      backward, with FlashAttention-4; then, on an H200, 12_power                 (~5-7 min)
 #   3  (an H200, after 1) the steps as committed: 13_causal_wide/verify.sh         (~6 min)
-#   4  (after 1, if both gained) the suite and sanitizers with both.so           (~8 min)
 #   5  (after 1 and 2) 13_mask_bias/rest.sh: the deterministic price with the
 #      mask bias, Nsight Compute on the causal backward beside FlashAttention-4    (~4 min)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
-n=${1:?usage: lease.sh 1|1s|2|3|4|5 OUT}
-o=${2:?usage: lease.sh 1|1s|2|3|4|5 OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
+n=${1:?usage: lease.sh 1|1s|2|3|5 OUT}
+o=${2:?usage: lease.sh 1|1s|2|3|5 OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
 export LD_LIBRARY_PATH=$PWD/.device-libs
 E=bench/experiments
 part() {   # part NAME COMMAND...: run it, its output in OUT/NAME.log, then OUT/NAME tarred
@@ -42,8 +42,7 @@ case $n in
        else echo "lease.sh 2: 12_power ran on H100s twice (run_h100/); it waits for an H200"; fi ;;
     3) grep -q H200 "$o/gpu.txt" || echo "lease.sh 3: not an H200; the verify is for the H200"
        part verify bash $E/13_causal_wide/verify.sh "$o/verify" ;;
-    4) part suite bash $E/13_dq_handback/run.sh "$o/suite" suite ;;
     5) part rest bash $E/13_mask_bias/rest.sh "$o/rest" ;;
-    *) echo "usage: lease.sh 1|1s|2|3|4|5 OUT"; exit 2 ;;
+    *) echo "usage: lease.sh 1|1s|2|3|5 OUT"; exit 2 ;;
 esac
 ls "$o"

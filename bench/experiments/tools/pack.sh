@@ -32,15 +32,19 @@ E=bench/experiments
 mkdir -p build/var_power/before
 git show d0c043f:steps/12_three_warpgroups/attention.cu >build/var_power/before.cu
 $NV build/var_power/before.cu -o build/var_power/before/12_three_warpgroups.so
-# 13_dq_handback: when the dQ writer hands its stagings back: order (the deterministic writer's
-# old order with the landed writer's other parts) and both (the default kernel's two adds before
-# either read wait), beside step 13 as committed
+# 13_dq_handback: the deterministic writer as committed (order, landed) beside the writer before
+# (a487da9's steps 13 and 14), and both (the default kernel's two adds before either read wait)
 rm -rf build/var_dqh
-build build/var_dqh "$E/13_dq_handback/order13.patch" 13_backward_wgmma order
+mkdir -p build/var_dqh
 build build/var_dqh "$E/13_dq_handback/both13.patch" 13_backward_wgmma both
-build build/var_dqh "$E/13_dq_handback/both14.patch" 14_gqa both14
+for s in 13_backward_wgmma 14_gqa; do
+    git show a487da9:steps/$s/attention.cu >build/var_dqh/prev_$s.cu
+    $NV build/var_dqh/prev_$s.cu -o build/var_dqh/prev_${s%%_*}.so
+done
 cp build/steps/13_backward_wgmma.so build/var_dqh/base.so
 cp build/steps/13_backward_wgmma.so build/var_dqh/det.so
+cp build/steps/14_gqa.so build/var_dqh/base14.so
+cp build/steps/14_gqa.so build/var_dqh/det14.so
 var=(build/var_power build/var_dqh)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
