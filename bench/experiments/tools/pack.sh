@@ -33,10 +33,9 @@ mkdir -p build/var_power/before
 git show d0c043f:steps/12_three_warpgroups/attention.cu >build/var_power/before.cu
 $NV build/var_power/before.cu -o build/var_power/before/12_three_warpgroups.so
 # 13_dq_handback: the deterministic writer as committed (order, landed) beside the writer before
-# (a487da9's steps 13 and 14), and both (the default kernel's two adds before either read wait)
+# (a487da9's steps 13 and 14)
 rm -rf build/var_dqh
 mkdir -p build/var_dqh
-build build/var_dqh "$E/13_dq_handback/both13.patch" 13_backward_wgmma both
 for s in 13_backward_wgmma 14_gqa; do
     git show a487da9:steps/$s/attention.cu >build/var_dqh/prev_$s.cu
     $NV build/var_dqh/prev_$s.cu -o build/var_dqh/prev_${s%%_*}.so
