@@ -7,9 +7,9 @@
 # Builds (tools/pack.sh): build/var_dqh/{base,det}.so (step 13 as committed), {base14,det14}.so
 # (step 14), prev_13.so and prev_14.so (a487da9's).
 # usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, tar xJf .carry/b.txz first):
-#   run.sh OUT        ~9 min: launch by launch, 3 rounds, each build's time over the default's at
+#   run.sh OUT        ~8 min: launch by launch, 3 rounds, each build's time over the default's at
 #                     D = 128 and 64, N = 4096 and 16384, causal at 16384, and step 14 grouped;
-#                     then the whole GPU suite and bench/sanitize.sh 13 14 (450 s limit)
+#                     then the whole GPU suite and bench/sanitize.sh 13 14 (380 s limit)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 o=${1:?usage: run.sh OUT}; mkdir -p "$o"
@@ -26,5 +26,5 @@ timeout -k 5 60 build/v15/ab --backward --rounds 3 --reps 6 --shape 4,8,16384,16
 sed 's/base14/base/' "$o/ab14.csv" >/tmp/ab14.csv
 { echo "step 13"; ab_ratios "$o/ab.csv"; echo "step 14"; ab_ratios /tmp/ab14.csv; } | tee "$o/ab_ratios.txt"
 d=$(steps_with)
-suite "$d" "$o" 13 14
+SUITE_S=380 suite "$d" "$o" 13 14
 suite_summary "$o"

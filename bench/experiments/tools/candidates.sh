@@ -63,13 +63,13 @@ steps_with() {
     echo "$d"
 }
 
-suite() {
-    local d=$1 logs=$2 st tool
+suite() {   # suite STEPS_DIR LOGS STEP...; SUITE_S: each job's limit (450 s)
+    local d=$1 logs=$2 st tool lim=${SUITE_S:-450}
     shift 2
-    { ATTN_STEPS_DIR=$d timeout -k 5 450 build/tests/gpu --verbose; echo "[exit status $?]"; } >>"$logs/gpu_tests.txt" 2>&1 &
+    { ATTN_STEPS_DIR=$d timeout -k 5 "$lim" build/tests/gpu --verbose; echo "[exit status $?]"; } >>"$logs/gpu_tests.txt" 2>&1 &
     for st in "$@"; do   # a process per step and tool: racecheck alone takes ~7 s a run
         for tool in memcheck synccheck racecheck; do
-            { ATTN_STEPS_DIR=$d TOOLS=$tool timeout -k 5 450 bench/sanitize.sh "$st"; echo "[exit status $?]"; } \
+            { ATTN_STEPS_DIR=$d TOOLS=$tool timeout -k 5 "$lim" bench/sanitize.sh "$st"; echo "[exit status $?]"; } \
                 >"$logs/sanitize_${tool}_$st.txt" 2>&1 &
         done
     done
