@@ -12,8 +12,8 @@ fi
 # shellcheck disable=SC2034  # a chain names its patches as $E/<folder>/<name>.patch
 E=bench/experiments
 # A new change waiting for a GPU adds its chain here ("step:patch patch ...").
-chains=("13_backward_wgmma:$E/13_dq_handback/order13.patch" "13_backward_wgmma:$E/13_dq_handback/both13.patch"
-        "14_gqa:$E/13_dq_handback/both14.patch")
+# None waits now (13_dq_handback's order landed; both was not kept).
+chains=()
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
