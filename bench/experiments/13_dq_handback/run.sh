@@ -10,9 +10,10 @@
 #   run.sh OUT        ~8 min: launch by launch, 3 rounds, each build's time over the default's at
 #                     D = 128 and 64, N = 4096 and 16384, causal at 16384, and step 14 grouped;
 #                     then the whole GPU suite and bench/sanitize.sh 13 14 (380 s limit)
+#   run.sh OUT price  ~1 min: step 13's A/B alone (on the H200, where the suite runs in verify.sh)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
-o=${1:?usage: run.sh OUT}; mkdir -p "$o"
+o=${1:?usage: run.sh OUT [price]}; mkdir -p "$o"
 # shellcheck source=../tools/candidates.sh
 . bench/experiments/tools/candidates.sh
 v=build/var_dqh
@@ -20,6 +21,10 @@ timeout -k 5 100 build/v15/ab --backward --rounds 3 --reps 6 --shape 4,8,16384,1
     --shape 4,8,16384,16384,128,c --shape 4,8,16384,16384,64 --shape 4,8,16384,16384,64,c \
     --shape 4,8,4096,4096,128 --shape 4,8,4096,4096,64 \
     $v/base.so $v/prev_13.so:det $v/det.so:det >"$o/ab.csv" 2>"$o/ab.log"
+if [ "${2:-}" = price ]; then
+    ab_ratios "$o/ab.csv" | tee "$o/ab_ratios.txt"
+    exit 0
+fi
 timeout -k 5 60 build/v15/ab --backward --rounds 3 --reps 6 --shape 4,8,16384,16384,128 \
     --shape 4,32,4096,4096,128,8 --shape 4,32,4096,4096,64,8,c \
     $v/base14.so $v/prev_14.so:det $v/det14.so:det >"$o/ab14.csv" 2>>"$o/ab.log"

@@ -5,20 +5,19 @@
 # with the carries the plan names for call N (here first: make, make tests, tools/pack.sh).
 # Each part is tarred under OUT as it ends, so a call cut at its limit still returns what it
 # finished (at most 8 files come back).
-#   1  carry .carry, build/fa4s1: unpack, then the landed dQ writer's A/B against the one
-#      before and the GPU suite and sanitizers on steps 13 and 14
-#      (13_dq_handback/run.sh)                                                     (~9 min)
+#   1  carry .carry, build/fa4s1: unpack; then, on an H200, the steps as committed
+#      (13_causal_wide/verify.sh: the GPU suite, the Python door, memcheck) and the
+#      deterministic price (13_dq_handback/run.sh price)                           (~8 min)
 #   1s carry .carry alone, when the device time left is short: the same without
-#      FlashAttention-4's first half                                              (~9 min)
+#      FlashAttention-4's first half
 #   2  carry build/fa4s2 (after 1, same machine): the bars in lockstep, forward and
 #      backward, with FlashAttention-4; then, on an H200, 12_power                 (~5-7 min)
-#   3  (an H200, after 1) the steps as committed: 13_causal_wide/verify.sh         (~6 min)
-#   5  (after 1 and 2) 13_mask_bias/rest.sh: the deterministic price with the
+#   3  (after 1 and 2) 13_mask_bias/rest.sh: the deterministic price with the
 #      mask bias, Nsight Compute on the causal backward beside FlashAttention-4    (~4 min)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
-n=${1:?usage: lease.sh 1|1s|2|3|5 OUT}
-o=${2:?usage: lease.sh 1|1s|2|3|5 OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
+n=${1:?usage: lease.sh 1|1s|2|3 OUT}
+o=${2:?usage: lease.sh 1|1s|2|3 OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
 export LD_LIBRARY_PATH=$PWD/.device-libs
 E=bench/experiments
 part() {   # part NAME COMMAND...: run it, its output in OUT/NAME.log, then OUT/NAME tarred
@@ -33,16 +32,16 @@ part() {   # part NAME COMMAND...: run it, its output in OUT/NAME.log, then OUT/
 }
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader | tee -a "$o/gpu.txt"
 case $n in
-    1) bash $E/12_pin_partial/bars.sh /tmp/o unpack >"$o/unpack.txt" 2>&1
-       part dqh bash $E/13_dq_handback/run.sh "$o/dqh" ;;
-    1s) tar xJf .carry/b.txz
-        part dqh bash $E/13_dq_handback/run.sh "$o/dqh" ;;
+    1|1s) if [ "$n" = 1 ]; then bash $E/12_pin_partial/bars.sh /tmp/o unpack >"$o/unpack.txt" 2>&1
+          else tar xJf .carry/b.txz; fi
+          if grep -q H200 "$o/gpu.txt"; then
+              part verify bash $E/13_causal_wide/verify.sh "$o/verify"
+              part price bash $E/13_dq_handback/run.sh "$o/price" price
+          else echo "lease.sh $n: not an H200; unpacked only (the suite of these steps ran on an H100: 13_dq_handback/land_h100)"; fi ;;
     2) part bars env PASSES="fwd bwd" bash $E/12_pin_partial/bars.sh "$o/bars" lockstep
        if grep -q H200 "$o/gpu.txt"; then part power bash $E/12_power/run.sh "$o/power"
        else echo "lease.sh 2: 12_power ran on H100s twice (run_h100/); it waits for an H200"; fi ;;
-    3) grep -q H200 "$o/gpu.txt" || echo "lease.sh 3: not an H200; the verify is for the H200"
-       part verify bash $E/13_causal_wide/verify.sh "$o/verify" ;;
-    5) part rest bash $E/13_mask_bias/rest.sh "$o/rest" ;;
-    *) echo "usage: lease.sh 1|1s|2|3|5 OUT"; exit 2 ;;
+    3) part rest bash $E/13_mask_bias/rest.sh "$o/rest" ;;
+    *) echo "usage: lease.sh 1|1s|2|3 OUT"; exit 2 ;;
 esac
 ls "$o"
