@@ -44,7 +44,11 @@ cp build/steps/13_backward_wgmma.so build/var_dqh/base.so
 cp build/steps/13_backward_wgmma.so build/var_dqh/det.so
 cp build/steps/14_gqa.so build/var_dqh/base14.so
 cp build/steps/14_gqa.so build/var_dqh/det14.so
-var=(build/var_power build/var_dqh)
+# 12_lazy_rescale: O's rescale skipped while no row max of the warp grew by more than 2^8
+rm -rf build/var_lazy
+build build/var_lazy $E/12_lazy_rescale/lazy.patch 12_three_warpgroups lazy8
+cp build/steps/12_three_warpgroups.so build/var_lazy/base.so
+var=(build/var_power build/var_dqh build/var_lazy)
 git rev-parse --short HEAD >.git-sha
 rm -rf .device-libs
 ../shared/tools/pack-libs.sh .device-libs build/tests/cli build/tests/cpu build/tests/gpu build/attn build/v15/ab >/dev/null

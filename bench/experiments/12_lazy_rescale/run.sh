@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Step 12's forward with O's rescale skipped while no row max of the warp has grown by more than
+# 2^8 (lazy.patch, FlashAttention-4's threshold on Blackwell): the warp votes once a key tile;
+# when no row grew that much it keeps its old maxima (p up to 2^8, fine in fp32 and bf16), alpha is
+# 1 and the 32 (D = 64) or 64 (D = 128) FMULs of O and alpha's two MUFU are skipped by a branch.
+# With random inputs the maxima settle within the first key tiles, so nearly every trip skips.
+# SASS (nvcc 13.0): the unmasked loop 430 -> 439 instructions with every path at D = 64 (406 when
+# the rescale is skipped), 562 -> 575 at D = 128 (about 510 skipped); the same registers, no spill.
+# Prediction: 0-2 % less time at D = 64 (MUFU at parity with the tensor pipe; the FMULs cost issue
+# slots and energy, not MUFU time), 0-1.5 % at D = 128 (power-bound: 12_power).
+# Builds, here (make first; ../tools/candidates.sh's NV):
+#   git apply bench/experiments/12_lazy_rescale/lazy.patch
+#   $NV steps/12_three_warpgroups/attention.cu -o build/var_lazy/lazy8.so
+#   git checkout steps/12_three_warpgroups/attention.cu
+#   cp build/steps/12_three_warpgroups.so build/var_lazy/base.so
+# usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, .carry unpacked; ~4 min): run.sh OUT
+set -u
+cd "$(dirname "$0")/../../.." || exit 2
+o=${1:?usage: run.sh OUT}; mkdir -p "$o"
+# shellcheck source=../tools/candidates.sh
+. bench/experiments/tools/candidates.sh
+v=build/var_lazy
+d=$(steps_with 12_three_warpgroups=$v/lazy8.so)
+# shellcheck disable=SC2086
+timeout -k 5 200 build/v15/ab --rounds 3 --reps 6 $BAR_SHAPES $v/base.so $v/lazy8.so >"$o/ab.csv" 2>"$o/ab.log"
+ab_ratios "$o/ab.csv" | tee "$o/ab_ratios.txt"
+ATTN_STEPS_DIR=$d timeout -k 5 240 build/attn check --step 12 --forward >"$o/check.txt" 2>&1
+echo "check rc $?: $(tail -n 1 "$o/check.txt")"
+for inp in late far; do
+    quick_runs "$d" 12 "--inputs $inp" "1,2,1000,777,64 --causal" "2,3,4000,4001,64" "1,2,777,1000,128 --causal" \
+        "2,4,1000,1000,128" "1,4,16384,4097,64"
+done >"$o/checks.txt" 2>&1
+echo "checks: $(grep -c -- '-> PASS' "$o/checks.txt") PASS, $(grep -cE 'FAIL|rror' "$o/checks.txt") FAIL or error"
