@@ -13,13 +13,22 @@
 #   $NV steps/12_three_warpgroups/attention.cu -o build/var_lazy/lazy8.so
 #   git checkout steps/12_three_warpgroups/attention.cu
 #   cp build/steps/12_three_warpgroups.so build/var_lazy/base.so
+# and lazy13.so, lazy14.so from lazy13.patch, lazy14.patch (steps 13 and 14 carry the forward).
 # usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, .carry unpacked; ~4 min): run.sh OUT
+#   run.sh OUT suite: to land it, the whole GPU suite beside bench/sanitize.sh 12 13 14 with the
+#   three builds in the steps' place (candidates.sh's suite; ~6 min)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
-o=${1:?usage: run.sh OUT}; mkdir -p "$o"
+o=${1:?usage: run.sh OUT [suite]}; mkdir -p "$o"
 # shellcheck source=../tools/candidates.sh
 . bench/experiments/tools/candidates.sh
 v=build/var_lazy
+if [ "${2:-}" = suite ]; then
+    d=$(steps_with 12_three_warpgroups=$v/lazy8.so 13_backward_wgmma=$v/lazy13.so 14_gqa=$v/lazy14.so)
+    suite "$d" "$o" 12 13 14
+    suite_summary "$o"
+    exit 0
+fi
 d=$(steps_with 12_three_warpgroups=$v/lazy8.so)
 # shellcheck disable=SC2086
 timeout -k 5 200 build/v15/ab --rounds 3 --reps 6 $BAR_SHAPES $v/base.so $v/lazy8.so >"$o/ab.csv" 2>"$o/ab.log"
