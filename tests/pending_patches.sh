@@ -12,8 +12,11 @@ fi
 # shellcheck disable=SC2034  # a chain names its patches as $E/<folder>/<name>.patch
 E=bench/experiments
 # A new change waiting for a GPU adds its chain here ("step:patch patch ...").
-# None waits now (13_dq_handback's order landed; both was not kept).
-chains=()
+chains=(
+    "12_three_warpgroups:$E/12_lazy_rescale/lazy.patch"
+    "13_backward_wgmma:$E/12_lazy_rescale/lazy13.patch"
+    "14_gqa:$E/12_lazy_rescale/lazy14.patch"
+)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
