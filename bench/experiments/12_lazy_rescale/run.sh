@@ -29,11 +29,12 @@ if [ "${2:-}" = suite ]; then
     suite_summary "$o"
     exit 0
 fi
-d=$(steps_with 12_three_warpgroups=$v/lazy8.so)
+# first run (run_h100/): lazy8.so; then lazy_b.patch, P packed before the branch (lazyb.so)
+d=$(steps_with 12_three_warpgroups=$v/lazyb.so)
 # shellcheck disable=SC2086
-timeout -k 5 200 build/v15/ab --rounds 3 --reps 6 $BAR_SHAPES $v/base.so $v/lazy8.so >"$o/ab.csv" 2>"$o/ab.log"
+timeout -k 5 200 build/v15/ab --rounds 3 --reps 6 $BAR_SHAPES $v/base.so $v/lazyb.so >"$o/ab.csv" 2>"$o/ab.log"
 ab_ratios "$o/ab.csv" | tee "$o/ab_ratios.txt"
-ATTN_STEPS_DIR=$d timeout -k 5 240 build/attn check --step 12 --forward >"$o/check.txt" 2>&1
+ATTN_STEPS_DIR=$d timeout -k 5 150 build/attn check --step 12 --forward >"$o/check.txt" 2>&1
 echo "check rc $?: $(tail -n 1 "$o/check.txt")"
 for inp in late far; do
     quick_runs "$d" 12 "--inputs $inp" "1,2,1000,777,64 --causal" "2,3,4000,4001,64" "1,2,777,1000,128 --causal" \

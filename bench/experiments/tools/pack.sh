@@ -47,6 +47,7 @@ cp build/steps/14_gqa.so build/var_dqh/det14.so
 # 12_lazy_rescale: O's rescale skipped while no row max of the warp grew by more than 2^8
 rm -rf build/var_lazy
 build build/var_lazy $E/12_lazy_rescale/lazy.patch 12_three_warpgroups lazy8
+build build/var_lazy $E/12_lazy_rescale/lazy_b.patch 12_three_warpgroups lazyb
 build build/var_lazy $E/12_lazy_rescale/lazy13.patch 13_backward_wgmma lazy13
 build build/var_lazy $E/12_lazy_rescale/lazy14.patch 14_gqa lazy14
 cp build/steps/12_three_warpgroups.so build/var_lazy/base.so
