@@ -14,12 +14,13 @@
 #      backward, with FlashAttention-4; then, on an H200, 12_power                 (~5-7 min)
 #   3  (after 1 and 2) 13_mask_bias/rest.sh: the deterministic price with the
 #      mask bias, Nsight Compute on the causal backward beside FlashAttention-4    (~4 min)
+#   a  carry .carry alone: 1s on an H200, 4 on any other card (when the card cannot be chosen)
 #   4  (after 1, any Hopper card) 12_lazy_rescale/run.sh: the forward with O's rescale
 #      skipped while the row maxima hold, launch by launch, and its checks          (~4 min)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
-n=${1:?usage: lease.sh 1|1s|2|3|4 OUT}
-o=${2:?usage: lease.sh 1|1s|2|3|4 OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
+n=${1:?usage: lease.sh 1|1s|2|3|4|a OUT}
+o=${2:?usage: lease.sh 1|1s|2|3|4|a OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
 export LD_LIBRARY_PATH=$PWD/.device-libs
 E=bench/experiments
 part() {   # part NAME COMMAND...: run it, its output in OUT/NAME.log, then OUT/NAME tarred
@@ -33,6 +34,7 @@ part() {   # part NAME COMMAND...: run it, its output in OUT/NAME.log, then OUT/
     (cd "$o" && tar cf "$name.tar" "${files[@]}" && rm -rf "${files[@]}")
 }
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader | tee -a "$o/gpu.txt"
+if [ "$n" = a ]; then if grep -q H200 "$o/gpu.txt"; then n=1s; else n=4; fi; fi
 case $n in
     1|1s) if [ "$n" = 1 ]; then bash $E/12_pin_partial/bars.sh /tmp/o unpack >"$o/unpack.txt" 2>&1
           else tar xJf .carry/b.txz; fi
@@ -46,6 +48,6 @@ case $n in
     3) part rest bash $E/13_mask_bias/rest.sh "$o/rest" ;;
     4) [ -f build/var_lazy/lazy8.so ] || tar xJf .carry/b.txz
        part lazy bash $E/12_lazy_rescale/run.sh "$o/lazy" ;;
-    *) echo "usage: lease.sh 1|1s|2|3|4 OUT"; exit 2 ;;
+    *) echo "usage: lease.sh 1|1s|2|3|4|a OUT"; exit 2 ;;
 esac
 ls "$o"
