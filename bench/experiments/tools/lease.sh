@@ -15,12 +15,14 @@
 #   3  (after 1 and 2) 13_mask_bias/rest.sh: the deterministic price with the
 #      mask bias, Nsight Compute on the causal backward beside FlashAttention-4    (~4 min)
 #   a  carry .carry alone: 1s on an H200, 4 on any other card (when the card cannot be chosen)
+#   p  carry .carry alone, when under 5 minutes of device time are left: on an H200 the
+#      deterministic price alone (13_dq_handback/run.sh price, ~1 min); elsewhere nothing
 #   4  (after 1, any Hopper card) 12_lazy_rescale/run.sh: the forward with O's rescale
 #      skipped while the row maxima hold, launch by launch, and its checks          (~4 min)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
-n=${1:?usage: lease.sh 1|1s|2|3|4|a OUT}
-o=${2:?usage: lease.sh 1|1s|2|3|4|a OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
+n=${1:?usage: lease.sh 1|1s|2|3|4|a|p OUT}
+o=${2:?usage: lease.sh 1|1s|2|3|4|a|p OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
 export LD_LIBRARY_PATH=$PWD/.device-libs
 E=bench/experiments
 part() {   # part NAME COMMAND...: run it, its output in OUT/NAME.log, then OUT/NAME tarred
@@ -46,8 +48,10 @@ case $n in
        if grep -q H200 "$o/gpu.txt"; then part power bash $E/12_power/run.sh "$o/power"
        else echo "lease.sh 2: 12_power ran on H100s twice (run_h100/); it waits for an H200"; fi ;;
     3) part rest bash $E/13_mask_bias/rest.sh "$o/rest" ;;
+    p) if grep -q H200 "$o/gpu.txt"; then tar xJf .carry/b.txz; part price bash $E/13_dq_handback/run.sh "$o/price" price
+       else echo "lease.sh p: not an H200; nothing run"; fi ;;
     4) [ -f build/var_lazy/lazy8.so ] || tar xJf .carry/b.txz
        part lazy bash $E/12_lazy_rescale/run.sh "$o/lazy" ;;
-    *) echo "usage: lease.sh 1|1s|2|3|4|a OUT"; exit 2 ;;
+    *) echo "usage: lease.sh 1|1s|2|3|4|a|p OUT"; exit 2 ;;
 esac
 ls "$o"
