@@ -14,6 +14,7 @@ E=bench/experiments
 # A new change waiting for a GPU adds its chain here ("step:patch patch ...").
 chains=(
     "12_three_warpgroups:$E/12_lazy_rescale/lazy.patch"
+    "12_three_warpgroups:$E/12_lazy_rescale/lazy_b.patch"
     "13_backward_wgmma:$E/12_lazy_rescale/lazy13.patch"
     "14_gqa:$E/12_lazy_rescale/lazy14.patch"
 )
