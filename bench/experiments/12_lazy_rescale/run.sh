@@ -24,7 +24,7 @@ o=${1:?usage: run.sh OUT [suite]}; mkdir -p "$o"
 . bench/experiments/tools/candidates.sh
 v=build/var_lazy
 if [ "${2:-}" = suite ]; then
-    d=$(steps_with 12_three_warpgroups=$v/lazy8.so 13_backward_wgmma=$v/lazy13.so 14_gqa=$v/lazy14.so)
+    d=$(steps_with 12_three_warpgroups=$v/lazyb.so 13_backward_wgmma=$v/lazy13.so 14_gqa=$v/lazy14.so)
     suite "$d" "$o" 12 13 14
     suite_summary "$o"
     exit 0
