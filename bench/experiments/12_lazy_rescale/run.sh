@@ -9,11 +9,13 @@
 # Prediction: 0-2 % less time at D = 64 (MUFU at parity with the tensor pipe; the FMULs cost issue
 # slots and energy, not MUFU time), 0-1.5 % at D = 128 (power-bound: 12_power).
 # Builds, here (make first; ../tools/candidates.sh's NV):
-#   git apply bench/experiments/12_lazy_rescale/lazy.patch
-#   $NV steps/12_three_warpgroups/attention.cu -o build/var_lazy/lazy8.so
+#   git apply bench/experiments/12_lazy_rescale/lazy_b.patch
+#   $NV steps/12_three_warpgroups/attention.cu -o build/var_lazy/lazyb.so
 #   git checkout steps/12_three_warpgroups/attention.cu
 #   cp build/steps/12_three_warpgroups.so build/var_lazy/base.so
-# and lazy13.so, lazy14.so from lazy13.patch, lazy14.patch (steps 13 and 14 carry the forward).
+# (lazy8.so from lazy.patch was the first run's, run_h100/: P's packing behind the branch; lazy_b
+# packs P before it) and lazy13.so, lazy14.so from lazy13.patch, lazy14.patch (lazy_b's lines in
+# steps 13 and 14, which carry the forward). tools/pack.sh builds them all.
 # usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, .carry unpacked; ~4 min): run.sh OUT
 #   run.sh OUT suite: to land it, the whole GPU suite beside bench/sanitize.sh 12 13 14 with the
 #   three builds in the steps' place (candidates.sh's suite; ~6 min)
