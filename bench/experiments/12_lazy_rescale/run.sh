@@ -15,8 +15,11 @@
 #   cp build/steps/12_three_warpgroups.so build/var_lazy/base.so
 # (lazy8.so from lazy.patch was the first run's, run_h100/: P's packing behind the branch; lazy_b
 # packs P before it) and lazy13.so, lazy14.so from lazy13.patch, lazy14.patch (lazy_b's lines in
-# steps 13 and 14, which carry the forward). tools/pack.sh builds them all.
-# usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, .carry unpacked; ~4 min): run.sh OUT
+# steps 13 and 14, which carry the forward), and lazyb_p2.so from lazy_b_p2.patch (lazy_b with
+# pin_softmax holding 2 of 16 column groups at D = 64, not 1: in lazy_b's SASS 3 more MUFU run
+# after the wait for P V than in the step's, on the path to the next turn; with 2, 53 after it,
+# as the step's 54). tools/pack.sh builds them all.
+# usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, .carry unpacked; ~5 min): run.sh OUT
 #   run.sh OUT suite: to land it, the whole GPU suite beside bench/sanitize.sh 12 13 14 with the
 #   three builds in the steps' place (candidates.sh's suite; ~6 min)
 set -u
@@ -34,7 +37,7 @@ fi
 # first run (run_h100/): lazy8.so; then lazy_b.patch, P packed before the branch (lazyb.so)
 d=$(steps_with 12_three_warpgroups=$v/lazyb.so)
 # shellcheck disable=SC2086
-timeout -k 5 200 build/v15/ab --rounds 3 --reps 6 $BAR_SHAPES $v/base.so $v/lazyb.so >"$o/ab.csv" 2>"$o/ab.log"
+timeout -k 5 200 build/v15/ab --rounds 3 --reps 6 $BAR_SHAPES $v/base.so $v/lazyb.so $v/lazyb_p2.so >"$o/ab.csv" 2>"$o/ab.log"
 ab_ratios "$o/ab.csv" | tee "$o/ab_ratios.txt"
 ATTN_STEPS_DIR=$d timeout -k 5 150 build/attn check --step 12 --forward >"$o/check.txt" 2>&1
 echo "check rc $?: $(tail -n 1 "$o/check.txt")"
