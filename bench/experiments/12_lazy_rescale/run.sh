@@ -4,8 +4,9 @@
 # when no row grew that much it keeps its old maxima (p up to 2^8, fine in fp32 and bf16), alpha is
 # 1 and the 32 (D = 64) or 64 (D = 128) FMULs of O and alpha's two MUFU are skipped by a branch.
 # With random inputs the maxima settle within the first key tiles, so nearly every trip skips.
-# SASS (nvcc 13.0): the unmasked loop 430 -> 439 instructions with every path at D = 64 (406 when
-# the rescale is skipped), 562 -> 575 at D = 128 (about 510 skipped); the same registers, no spill.
+# SASS (nvcc 13.0, ../tools/sass_loop.py --waits): the unmasked loop 430 -> 439 instructions with
+# every path at D = 64 (407 when the rescale is skipped), 562 -> 575 at D = 128 (511 skipped); the
+# same registers, no spill.
 # Prediction: 0-2 % less time at D = 64 (MUFU at parity with the tensor pipe; the FMULs cost issue
 # slots and energy, not MUFU time), 0-1.5 % at D = 128 (power-bound: 12_power).
 # Builds, here (make first; ../tools/candidates.sh's NV):

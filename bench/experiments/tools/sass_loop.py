@@ -11,7 +11,10 @@ the loop's head to its back branch, skipping each forward branch inside the loop
 code is mostly compares and selects (ISETP, FSEL: a mask) or that is unconditional, and falling
 through every other (the retry branches of mbarrier waits, taken only while a copy is late).
 Also prints how many of that path's instructions are not the arithmetic of attention (FMNMX,
-FADD, FFMA, MUFU, FMUL, F2FP, HGMMA): the loop's bookkeeping. --list prints those.
+FADD, FFMA, MUFU, FMUL, F2FP, HGMMA): the loop's bookkeeping. --list prints those. --waits
+also prints, on that path, the MUFUs before and after the trip's wait for P V (WARPGROUP.DEPBAR
+with nothing left in flight) and the instructions after its last MUFU (its tail); where a
+forward branch jumps over a block of FMULs (O's rescale, 12_lazy_rescale), the same with it taken.
 """
 import re
 import sys
@@ -50,7 +53,7 @@ def main_loop(ins, n):
     return best
 
 
-def unmasked_path(ins, lo, hi):
+def unmasked_path(ins, lo, hi, skip_fmul=False):
     where = {a: i for i, (a, _) in enumerate(ins)}
     path, i = [], lo
     while i < hi:
@@ -61,7 +64,8 @@ def unmasked_path(ins, lo, hi):
             tgt = int(m.group(2), 16)
             if tgt in where and lo <= where[tgt] < hi and tgt > a:
                 skipped = ins[i + 1:where[tgt]]
-                if not m.group(1) or sum(opcode(x) in ("ISETP", "FSEL") for _, x in skipped) > 20:
+                if not m.group(1) or sum(opcode(x) in ("ISETP", "FSEL") for _, x in skipped) > 20 or \
+                        (skip_fmul and sum(opcode(x) == "FMUL" for _, x in skipped) >= 0.9 * len(skipped)):
                     i = where[tgt]
                     continue
         i += 1
@@ -71,7 +75,7 @@ def unmasked_path(ins, lo, hi):
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    name, n, show = sys.argv[1], int(sys.argv[2]), "--list" in sys.argv
+    name, n, show, waits = sys.argv[1], int(sys.argv[2]), "--list" in sys.argv, "--waits" in sys.argv
     for f, ins in sorted(functions(sys.stdin).items()):
         if name not in f:
             continue
@@ -84,6 +88,17 @@ def main():
         book = [(a, t) for a, t in path if opcode(t) not in MATH]
         print(f"  {short}: {loop[1] - loop[0]} instructions a trip (every path), "
               f"{len(path)} unmasked, {len(book)} of them bookkeeping")
+        for skip in (False, True) if waits else ():
+            p = unmasked_path(ins, *loop, skip_fmul=skip)
+            if skip and len(p) == len(path):
+                break   # no branch around a block of FMULs (O's rescale) in this loop
+            ops = [opcode(t) for _, t in p]
+            w0 = [i for i, (_, t) in enumerate(p) if "DEPBAR" in t and t.rstrip().endswith("0x0")]
+            mufu = [i for i, o in enumerate(ops) if o == "MUFU"]
+            if w0 and mufu:
+                print(f"      {'rescale skipped: ' if skip else ''}{len(p)} instructions; MUFU before "
+                      f"the wait for P V {sum(i < w0[0] for i in mufu)}, after it "
+                      f"{sum(i > w0[0] for i in mufu)}; {len(ops) - 1 - mufu[-1]} after the last MUFU")
         if show:
             for a, t in book:
                 print(f"      {a:05x} {t}")
