@@ -15,7 +15,6 @@ E=bench/experiments
 chains=(
     "12_three_warpgroups:$E/12_lazy_rescale/lazy.patch"
     "12_three_warpgroups:$E/12_lazy_rescale/lazy_b.patch"
-    "12_three_warpgroups:$E/12_lazy_rescale/lazy_b_p2.patch"
     "13_backward_wgmma:$E/12_lazy_rescale/lazy13.patch"
     "14_gqa:$E/12_lazy_rescale/lazy14.patch"
 )

@@ -4,10 +4,10 @@
 # when no row grew that much it keeps its old maxima (p up to 2^8, fine in fp32 and bf16), alpha is
 # 1 and the 32 (D = 64) or 64 (D = 128) FMULs of O and alpha's two MUFU are skipped by a branch.
 # With random inputs the maxima settle within the first key tiles, so nearly every trip skips.
-# SASS (nvcc 13.0, ../tools/sass_loop.py --waits): the unmasked loop 430 -> 439 instructions with
-# every path at D = 64 (407 when the rescale is skipped), 562 -> 575 at D = 128 (511 skipped); the
-# same registers, no spill.
-# Prediction: 0-2 % less time at D = 64 (MUFU at parity with the tensor pipe; the FMULs cost issue
+# SASS (nvcc 13.0, ../tools/sass_loop.py --waits), not causal: the unmasked loop 436 -> 442
+# instructions with every path at D = 64 (410 when the rescale is skipped), 562 -> 575 at D = 128
+# (511 skipped); the same registers, no spill.
+# Prediction: 0-2 % less time at D = 64 (MUFU time near the tensor pipe's; the FMULs cost issue
 # slots and energy, not MUFU time), 0-1.5 % at D = 128 (power-bound: 12_power).
 # Builds, here (make first; ../tools/candidates.sh's NV):
 #   git apply bench/experiments/12_lazy_rescale/lazy_b.patch
@@ -16,11 +16,8 @@
 #   cp build/steps/12_three_warpgroups.so build/var_lazy/base.so
 # (lazy8.so from lazy.patch was the first run's, run_h100/: P's packing behind the branch; lazy_b
 # packs P before it) and lazy13.so, lazy14.so from lazy13.patch, lazy14.patch (lazy_b's lines in
-# steps 13 and 14, which carry the forward), and lazyb_p2.so from lazy_b_p2.patch (lazy_b with
-# pin_softmax holding 2 of 16 column groups at D = 64, not 1: in lazy_b's SASS 3 more MUFU run
-# after the wait for P V than in the step's, on the path to the next turn; with 2, 53 after it,
-# as the step's 54). tools/pack.sh builds them all.
-# usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, .carry unpacked; ~5 min): run.sh OUT
+# steps 13 and 14, which carry the forward). tools/pack.sh builds them all.
+# usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, .carry unpacked; ~4 min): run.sh OUT
 #   run.sh OUT suite: to land it, the whole GPU suite beside bench/sanitize.sh 12 13 14 with the
 #   three builds in the steps' place (candidates.sh's suite; ~6 min)
 set -u
@@ -38,7 +35,7 @@ fi
 # first run (run_h100/): lazy8.so; then lazy_b.patch, P packed before the branch (lazyb.so)
 d=$(steps_with 12_three_warpgroups=$v/lazyb.so)
 # shellcheck disable=SC2086
-timeout -k 5 200 build/v15/ab --rounds 3 --reps 6 $BAR_SHAPES $v/base.so $v/lazyb.so $v/lazyb_p2.so >"$o/ab.csv" 2>"$o/ab.log"
+timeout -k 5 200 build/v15/ab --rounds 3 --reps 6 $BAR_SHAPES $v/base.so $v/lazyb.so >"$o/ab.csv" 2>"$o/ab.log"
 ab_ratios "$o/ab.csv" | tee "$o/ab_ratios.txt"
 ATTN_STEPS_DIR=$d timeout -k 5 150 build/attn check --step 12 --forward >"$o/check.txt" 2>&1
 echo "check rc $?: $(tail -n 1 "$o/check.txt")"

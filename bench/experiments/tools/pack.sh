@@ -48,7 +48,6 @@ cp build/steps/14_gqa.so build/var_dqh/det14.so
 rm -rf build/var_lazy
 build build/var_lazy $E/12_lazy_rescale/lazy.patch 12_three_warpgroups lazy8
 build build/var_lazy $E/12_lazy_rescale/lazy_b.patch 12_three_warpgroups lazyb
-build build/var_lazy $E/12_lazy_rescale/lazy_b_p2.patch 12_three_warpgroups lazyb_p2
 build build/var_lazy $E/12_lazy_rescale/lazy13.patch 13_backward_wgmma lazy13
 build build/var_lazy $E/12_lazy_rescale/lazy14.patch 14_gqa lazy14
 cp build/steps/12_three_warpgroups.so build/var_lazy/base.so
