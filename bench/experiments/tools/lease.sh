@@ -14,10 +14,11 @@
 #      backward, with FlashAttention-4; then, on an H200, 12_power                 (~5-7 min)
 #   3  (after 1 and 2) 13_mask_bias/rest.sh: the deterministic price with the
 #      mask bias, Nsight Compute on the causal backward beside FlashAttention-4    (~4 min)
-#   a  carry .carry alone: 1s on an H200, 4 on any other card (when the card cannot be chosen)
+#   a  carry .carry alone: 1s on an H200; on another card nothing (what waits is for the H200:
+#      call 4 ran on H100s twice, 12_lazy_rescale/run_h100*)
 #   p  carry .carry alone, when under 5 minutes of device time are left: on an H200 the
 #      deterministic price alone (13_dq_handback/run.sh price, ~1 min); elsewhere nothing
-#   4  (after 1, any Hopper card) 12_lazy_rescale/run.sh: the forward with O's rescale
+#   4  (after 1, on the H200) 12_lazy_rescale/run.sh: the forward with O's rescale
 #      skipped while the row maxima hold, launch by launch, and its checks          (~4 min)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
@@ -36,7 +37,7 @@ part() {   # part NAME COMMAND...: run it, its output in OUT/NAME.log, then OUT/
     (cd "$o" && tar cf "$name.tar" "${files[@]}" && rm -rf "${files[@]}")
 }
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader | tee -a "$o/gpu.txt"
-if [ "$n" = a ]; then if grep -q H200 "$o/gpu.txt"; then n=1s; else n=4; fi; fi
+if [ "$n" = a ]; then if grep -q H200 "$o/gpu.txt"; then n=1s; else echo "lease.sh a: not an H200; nothing run"; exit 0; fi; fi
 case $n in
     1|1s) if [ "$n" = 1 ]; then bash $E/12_pin_partial/bars.sh /tmp/o unpack >"$o/unpack.txt" 2>&1
           else tar xJf .carry/b.txz; fi
