@@ -17,7 +17,7 @@
 # (lazy8.so from lazy.patch was the first run's, run_h100/: P's packing behind the branch; lazy_b
 # packs P before it) and lazy13.so, lazy14.so from lazy13.patch, lazy14.patch (lazy_b's lines in
 # steps 13 and 14, which carry the forward). tools/pack.sh builds them all.
-# usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, .carry unpacked; ~4 min): run.sh OUT
+# usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, .carry unpacked; ~6 min): run.sh OUT
 #   run.sh OUT suite: to land it, the whole GPU suite beside bench/sanitize.sh 12 13 14 with the
 #   three builds in the steps' place (candidates.sh's suite; ~6 min)
 set -u
@@ -37,7 +37,7 @@ d=$(steps_with 12_three_warpgroups=$v/lazyb.so)
 # shellcheck disable=SC2086
 timeout -k 5 200 build/v15/ab --rounds 3 --reps 6 $BAR_SHAPES $v/base.so $v/lazyb.so >"$o/ab.csv" 2>"$o/ab.log"
 ab_ratios "$o/ab.csv" | tee "$o/ab_ratios.txt"
-ATTN_STEPS_DIR=$d timeout -k 5 150 build/attn check --step 12 --forward >"$o/check.txt" 2>&1
+ATTN_STEPS_DIR=$d timeout -k 5 240 build/attn check --step 12 --forward >"$o/check.txt" 2>&1
 echo "check rc $?: $(tail -n 1 "$o/check.txt")"
 for inp in late far; do
     quick_runs "$d" 12 "--inputs $inp" "1,2,1000,777,64 --causal" "2,3,4000,4001,64" "1,2,777,1000,128 --causal" \
