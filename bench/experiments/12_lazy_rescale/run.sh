@@ -27,15 +27,17 @@ o=${1:?usage: run.sh OUT [suite]}; mkdir -p "$o"
 . bench/experiments/tools/candidates.sh
 v=build/var_lazy
 if [ "${2:-}" = suite ]; then
-    d=$(steps_with 12_three_warpgroups=$v/lazyb.so 13_backward_wgmma=$v/lazy13.so 14_gqa=$v/lazy14.so)
+    d=$(steps_with 12_three_warpgroups=$v/lazy128.so 13_backward_wgmma=$v/lazy128_13.so 14_gqa=$v/lazy128_14.so)
     suite "$d" "$o" 12 13 14
     suite_summary "$o"
     exit 0
 fi
-# first run (run_h100/): lazy8.so; then lazy_b.patch, P packed before the branch (lazyb.so)
-d=$(steps_with 12_three_warpgroups=$v/lazyb.so)
+# first run (run_h100/): lazy8.so; then lazy_b.patch, P packed before the branch (lazyb.so); since
+# the third, lazy128.so too (the skip at D = 128 only; its D = 64 kernels are the step's SASS, so
+# its D = 64 rows say how far two identical builds read apart)
+d=$(steps_with 12_three_warpgroups=$v/lazy128.so)
 # shellcheck disable=SC2086
-timeout -k 5 200 build/v15/ab --rounds 3 --reps 6 $BAR_SHAPES $v/base.so $v/lazyb.so >"$o/ab.csv" 2>"$o/ab.log"
+timeout -k 5 260 build/v15/ab --rounds 3 --reps 6 $BAR_SHAPES $v/base.so $v/lazyb.so $v/lazy128.so >"$o/ab.csv" 2>"$o/ab.log"
 ab_ratios "$o/ab.csv" | tee "$o/ab_ratios.txt"
 ATTN_STEPS_DIR=$d timeout -k 5 240 build/attn check --step 12 --forward >"$o/check.txt" 2>&1
 echo "check rc $?: $(tail -n 1 "$o/check.txt")"
