@@ -17,6 +17,9 @@ chains=(
     "12_three_warpgroups:$E/12_lazy_rescale/lazy_b.patch"
     "13_backward_wgmma:$E/12_lazy_rescale/lazy13.patch"
     "14_gqa:$E/12_lazy_rescale/lazy14.patch"
+    "12_three_warpgroups:$E/12_lazy_rescale/lazy128.patch"
+    "13_backward_wgmma:$E/12_lazy_rescale/lazy128_13.patch"
+    "14_gqa:$E/12_lazy_rescale/lazy128_14.patch"
 )
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -19,7 +19,8 @@
 #   p  carry .carry alone, when under 5 minutes of device time are left: on an H200 the
 #      deterministic price alone (13_dq_handback/run.sh price, ~1 min); elsewhere nothing
 #   4  (after 1, on the H200) 12_lazy_rescale/run.sh: the forward with O's rescale
-#      skipped while the row maxima hold, launch by launch, and its checks          (~6 min)
+#      skipped while the row maxima hold (lazyb: both head dims; lazy128: D = 128 only),
+#      launch by launch against the step, and lazy128's checks                     (~7 min)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 n=${1:?usage: lease.sh 1|1s|2|3|4|a|p OUT}
