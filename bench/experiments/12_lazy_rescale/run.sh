@@ -18,6 +18,8 @@
 # packs P before it) and lazy13.so, lazy14.so from lazy13.patch, lazy14.patch (lazy_b's lines in
 # steps 13 and 14, which carry the forward). tools/pack.sh builds them all.
 # usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, .carry unpacked; ~6 min): run.sh OUT
+#   run.sh OUT lockstep (lease call 5, after call 2 on the same machine: FlashAttention-4 installed;
+#   ~3 min): lazy128's forward in lockstep beside step 12 as committed, cuDNN and FA4, 5 rounds
 #   run.sh OUT suite: to land it, the whole GPU suite beside bench/sanitize.sh 12 13 14 with the
 #   three builds in the steps' place (candidates.sh's suite; ~6 min)
 set -u
@@ -26,6 +28,18 @@ o=${1:?usage: run.sh OUT [suite]}; mkdir -p "$o"
 # shellcheck source=../tools/candidates.sh
 . bench/experiments/tools/candidates.sh
 v=build/var_lazy
+if [ "${2:-}" = lockstep ]; then   # after lease call 2 on the same machine (FlashAttention-4 installed)
+    # the bar's own method: step 12 as committed and lazy128's forward as step 13 (whose forward
+    # is step 12's; make diff A=12 B=13 shows the backward alone) beside cuDNN and FA4, in turn
+    d=$(steps_with 13_backward_wgmma=$v/lazy128_13.so)
+    sed "s/fwd,bwd/fwd/" bench/sweeps.txt >/tmp/sweeps_fwd
+    ATTN_STEPS_DIR=$d ATTN_SWEEPS_FILE=/tmp/sweeps_fwd timeout -k 5 300 python3 bench/peer_sdpa.py \
+        --sweep bars --steps 12,13 --backends cudnn,fa4 --lockstep --rounds 5 --out "$o/lockstep_fwd.csv" \
+        2>"$o/lockstep.log"
+    echo "lockstep rc $?"
+    python3 bench/experiments/tools/interleaved.py "$o/lockstep_fwd.csv" | tee "$o/lockstep.txt"
+    exit 0
+fi
 if [ "${2:-}" = suite ]; then
     d=$(steps_with 12_three_warpgroups=$v/lazy128.so 13_backward_wgmma=$v/lazy128_13.so 14_gqa=$v/lazy128_14.so)
     suite "$d" "$o" 12 13 14

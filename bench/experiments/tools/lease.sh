@@ -21,10 +21,12 @@
 #   4  (after 1, on the H200) 12_lazy_rescale/run.sh: the forward with O's rescale
 #      skipped while the row maxima hold (lazyb: both head dims; lazy128: D = 128 only),
 #      launch by launch against the step, and lazy128's checks                     (~7 min)
+#   5  (after 2, same machine: FlashAttention-4 installed) 12_lazy_rescale/run.sh lockstep:
+#      lazy128's forward in lockstep beside step 12, cuDNN and FA4                  (~3 min)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
-n=${1:?usage: lease.sh 1|1s|2|3|4|a|p OUT}
-o=${2:?usage: lease.sh 1|1s|2|3|4|a|p OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
+n=${1:?usage: lease.sh 1|1s|2|3|4|5|a|p OUT}
+o=${2:?usage: lease.sh 1|1s|2|3|4|5|a|p OUT}; mkdir -p "$o" && o=$(cd "$o" && pwd)
 export LD_LIBRARY_PATH=$PWD/.device-libs
 E=bench/experiments
 part() {   # part NAME COMMAND...: run it, its output in OUT/NAME.log, then OUT/NAME tarred
@@ -54,6 +56,7 @@ case $n in
        else echo "lease.sh p: not an H200; nothing run"; fi ;;
     4) [ -f build/var_lazy/lazy8.so ] || tar xJf .carry/b.txz
        part lazy bash $E/12_lazy_rescale/run.sh "$o/lazy" ;;
-    *) echo "usage: lease.sh 1|1s|2|3|4|a|p OUT"; exit 2 ;;
+    5) part lazy_lockstep bash $E/12_lazy_rescale/run.sh "$o/lazy_lockstep" lockstep ;;
+    *) echo "usage: lease.sh 1|1s|2|3|4|5|a|p OUT"; exit 2 ;;
 esac
 ls "$o"
