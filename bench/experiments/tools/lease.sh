@@ -21,8 +21,9 @@
 #   4  (after 1, on the H200) 12_lazy_rescale/run.sh: the forward with O's rescale
 #      skipped while the row maxima hold (lazyb: both head dims; lazy128: D = 128 only),
 #      launch by launch against the step, and lazy128's checks                     (~7 min)
-#   5  (after 2, same machine: FlashAttention-4 installed) 12_lazy_rescale/run.sh lockstep:
-#      lazy128's forward in lockstep beside step 12, cuDNN and FA4                  (~3 min)
+#   5  (after 2 on its machine; or after 1 carrying build/fa4s2, installing FlashAttention-4)
+#      12_lazy_rescale/run.sh lockstep: lazy128's forward in lockstep beside step 12, cuDNN
+#      and FA4                                                                      (~3-4 min)
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
 n=${1:?usage: lease.sh 1|1s|2|3|4|5|a|p OUT}
