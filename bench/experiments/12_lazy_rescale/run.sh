@@ -19,7 +19,8 @@
 # steps 13 and 14, which carry the forward). tools/pack.sh builds them all.
 # usage (on the GPU machine, LD_LIBRARY_PATH=$PWD/.device-libs, .carry unpacked; ~6 min): run.sh OUT
 #   run.sh OUT lockstep (lease call 5, after call 2 on its machine, FlashAttention-4 installed, or
-#   after call 1 carrying build/fa4s2, which it installs; ~3 min, ~4 with the install): lazy128's forward in lockstep beside step 12 as committed, cuDNN and FA4, 5 rounds
+#   after call 1 carrying build/fa4s2, which it installs; ~3 min, ~4 with the install): lazy128's
+#   forward in lockstep beside step 12 as committed, cuDNN and FA4, 5 rounds
 #   run.sh OUT suite: to land it, the whole GPU suite beside bench/sanitize.sh 12 13 14 with the
 #   three builds in the steps' place (candidates.sh's suite; ~6 min)
 set -u
@@ -29,7 +30,8 @@ o=${1:?usage: run.sh OUT [suite]}; mkdir -p "$o"
 . bench/experiments/tools/candidates.sh
 v=build/var_lazy
 if [ "${2:-}" = lockstep ]; then   # after lease call 2 on its machine, or after call 1 carrying build/fa4s2
-    python3 -c 'import flash_attn.cute' 2>/dev/null || { unpack_carry; fa4_install "$o"; tail -n 1 "$o/fa4_install.txt"; }
+    python3 -c 'import flash_attn.cute' 2>/dev/null ||
+        { unpack_carry; fa4_install "$o"; tail -n 1 "$o/fa4_install.txt"; }
     # the bar's own method: step 12 as committed and lazy128's forward as step 13 (whose forward
     # is step 12's; make diff A=12 B=13 shows the backward alone) beside cuDNN and FA4, in turn
     d=$(steps_with 13_backward_wgmma=$v/lazy128_13.so)

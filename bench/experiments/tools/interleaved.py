@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """interleaved: the ratios of our steps to the peers from bench/peer_sdpa.py --steps ... --rounds R
 (rows of one shape and round ran back to back). Per pass and shape: each backend's median
-TFLOP/s over the rounds, then each step over each peer (and over each lower-numbered step), the median ratio of the rounds and their
-range (a ratio per round, from the same round's rows); then each backend's spread within its
-calls, the median over rounds of ms_median / ms_min (a call whose repetitions ran at two clocks
-shows it: 1.00 when they all ran alike).
+TFLOP/s over the rounds, then each step over each peer and over each lower-numbered step, the
+median ratio of the rounds and their range (a ratio per round, from the same round's rows); then
+each backend's spread within its calls, the median over rounds of ms_median / ms_min (a call
+whose repetitions ran at two clocks shows it: 1.00 when they all ran alike).
     python3 interleaved.py FILE.csv"""
 import csv, collections, statistics, sys
 
