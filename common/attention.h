@@ -44,11 +44,14 @@ typedef enum { ATTN_FP32 = 0, ATTN_BF16 = 1 } attn_dtype;
 
 typedef struct {
     int batch, heads;   /* B, H */
-    int seq_q, seq_k;   /* Nq, Nk >= 1, any value (no multiple-of-tile assumption) */
+    int seq_q, seq_k;   /* Nq, Nk >= 1, any value up to ATTN_MAX_SEQ (no multiple-of-tile
+                           assumption) */
     int head_dim;       /* D */
     int causal;         /* 1: query i sees key j iff j <= i (top-left, like torch SDPA is_causal) */
     attn_dtype dtype;   /* of Q, K, V, O, dO, dQ, dK, dV */
-    float scale;        /* softmax scale, normally 1/sqrt(D) */
+    float scale;        /* softmax scale, normally 1/sqrt(D); scale * log2(e) finite in fp32, and
+                           the scaled scores too (inputs whose scale * q.k overflows fp32 have no
+                           fp32 lse: outside the contract) */
     int heads_kv;       /* H_kv, the K/V heads: >= 1 and dividing H (grouped-query attention), or 0,
                            which means H: an initializer that stops before it is multi-head */
     int deterministic;  /* 1: the backward must give bitwise the same dQ, dK, dV on every call with
@@ -56,6 +59,12 @@ typedef struct {
                            refuses it (ATTN_ERR_UNSUPPORTED). 0: any order. Forwards are always
                            repeatable. */
 } attn_problem;
+
+/* The contract's size bounds, far past any GPU's memory, so that no step's or tool's arithmetic
+ * wraps: a row or key index plus a tile fits an int, and a tensor's bytes (and a sum of a few
+ * tensors' bytes) fit a size_t. */
+#define ATTN_MAX_SEQ (1 << 30)                 /* Nq and Nk */
+#define ATTN_MAX_ELEMENTS (1ull << 40)         /* of Q, K, V and the outputs, each */
 
 /* H_kv of p: heads_kv, or H where it is 0. */
 static inline int attn_heads_kv(const attn_problem *p)
@@ -65,8 +74,8 @@ static inline int attn_heads_kv(const attn_problem *p)
 
 typedef enum {
     ATTN_OK = 0,
-    ATTN_ERR_INVALID,      /* malformed call: sizes < 1, NaN/Inf scale, NULL or misaligned
-                              pointers */
+    ATTN_ERR_INVALID,      /* malformed call: sizes < 1 or past the bounds above, NaN/Inf scale,
+                              NULL or misaligned pointers */
     ATTN_ERR_UNSUPPORTED,  /* valid, but this step cannot do it (dtype, head dim); *why says */
     ATTN_ERR_NO_MEMORY,
     ATTN_ERR_CUDA          /* a CUDA or cuBLAS call failed */
@@ -111,18 +120,25 @@ static inline attn_status attn_problem_valid_gqa(const attn_problem *p, const ch
         w = "problem is NULL";
     else if (p->batch < 1 || p->heads < 1 || p->seq_q < 1 || p->seq_k < 1 || p->head_dim < 1)
         w = "batch, heads, seq_q, seq_k and head_dim must all be >= 1";
+    else if (p->seq_q > ATTN_MAX_SEQ || p->seq_k > ATTN_MAX_SEQ)
+        w = "seq_q and seq_k must be at most 2^30 (the contract's bound: indices stay in an int)";
     else if (p->heads_kv < 0)
         w = "heads_kv must be >= 1 (or 0: as many as heads)";
     else if (p->heads % attn_heads_kv(p) != 0)
         w = "heads must be a multiple of heads_kv (each K/V head serves heads / heads_kv query heads)";
+    else if ((double)p->batch * p->heads * p->seq_q * p->head_dim > (double)ATTN_MAX_ELEMENTS ||
+             (double)p->batch * attn_heads_kv(p) * p->seq_k * p->head_dim >
+                 (double)ATTN_MAX_ELEMENTS)
+        w = "a tensor above 2^40 elements (the contract's bound: byte counts stay in a size_t)";
     else if (p->causal != 0 && p->causal != 1)
         w = "causal must be 0 or 1";
     else if (p->deterministic != 0 && p->deterministic != 1)
         w = "deterministic must be 0 or 1";
     else if (p->dtype != ATTN_FP32 && p->dtype != ATTN_BF16)
         w = "dtype must be ATTN_FP32 or ATTN_BF16";
-    else if (!isfinite(p->scale))
-        w = "scale must be finite";
+    else if (!isfinite(p->scale * 1.44269504f))
+        w = "scale must be finite, and so must scale * log2(e) (|scale| < 2.3e38): the steps from "
+            "04 fold log2(e) into the scale";
     if (why)
         *why = w;
     return w ? ATTN_ERR_INVALID : ATTN_OK;

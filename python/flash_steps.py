@@ -719,6 +719,20 @@ def _step_spec(step):
 if torch is not None:
     from typing import Optional, Tuple
 
+    def _check_bwd_args(do, q, o, lse):
+        """attention_bwd's dO, O and lse against q: their shapes, lse's dtype and their device
+        (a pointer on another device, or the host, would reach the step's kernels)."""
+        B, H, Nq, _ = q.shape
+        if do.shape != q.shape or o.shape != q.shape or tuple(lse.shape) != (B, H, Nq) \
+                or lse.dtype != torch.float32:
+            raise ValueError("attention_bwd: dO and O must be shaped as q %s and lse float32 %s; "
+                             "got dO %s, O %s, lse %s %s" % (tuple(q.shape), (B, H, Nq),
+                                                              tuple(do.shape), tuple(o.shape),
+                                                              tuple(lse.shape), lse.dtype))
+        if not do.device == o.device == lse.device == q.device:
+            raise ValueError("attention_bwd: dO, O and lse must be on q's device %s; got dO on %s, "
+                             "O on %s, lse on %s" % (q.device, do.device, o.device, lse.device))
+
     def _attention_fwd_impl(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
                             scale: Optional[float], step: str, backward_step: str,
                             deterministic: bool) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -734,13 +748,7 @@ if torch is not None:
                             deterministic: bool) -> Tuple[torch.Tensor, torch.Tensor,
                                                           torch.Tensor]:
         q4, k4, v4, _ = _as_4d(q, k, v, enable_gqa=True, four_d=True)
-        B, H, Nq, _ = q4.shape
-        if do.shape != q4.shape or o.shape != q4.shape or tuple(lse.shape) != (B, H, Nq) \
-                or lse.dtype != torch.float32:
-            raise ValueError("attention_bwd: dO and O must be shaped as q %s and lse float32 %s; "
-                             "got dO %s, O %s, lse %s %s" % (tuple(q4.shape), (B, H, Nq),
-                                                              tuple(do.shape), tuple(o.shape),
-                                                              tuple(lse.shape), lse.dtype))
+        _check_bwd_args(do, q4, o, lse)
         p = _problem(q4, k4, causal, scale, deterministic)
         o4 = _aligned(o.to(q4.dtype).contiguous())
         do4 = _aligned(do.to(q4.dtype).contiguous())
@@ -757,6 +765,7 @@ if torch is not None:
     def _attention_bwd_fake(do, q, k, v, o, lse, causal, scale, step, backward_step,
                             deterministic):
         _check_inputs(q, k, v, enable_gqa=True, four_d=True, fake=True)
+        _check_bwd_args(do, q, o, lse)
         return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
     def _attention_setup_context(ctx, inputs, output):

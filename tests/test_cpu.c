@@ -988,8 +988,8 @@ Test(contract, every_step_validates_its_input)
         attn_problem good;
         cr_assert(supported_case(s, &good), "%s supports no fp32 or bf16 case at D in "
                   "{8,...,256}, 1,1,8,8,D", s->name);
-        attn_problem bad[9];
-        for (int b = 0; b < 9; b++)
+        attn_problem bad[10];
+        for (int b = 0; b < 10; b++)
             bad[b] = good;
         bad[0].seq_q = 0;
         bad[1].head_dim = -1;
@@ -1001,7 +1001,8 @@ Test(contract, every_step_validates_its_input)
         bad[7].heads = 3;   /* H not a multiple of H_kv */
         bad[7].heads_kv = 2;
         bad[8].deterministic = 2;
-        for (int b = 0; b < 9; b++) {
+        bad[9].scale = -3e38f;   /* finite, but scale * log2(e) is not */
+        for (int b = 0; b < 10; b++) {
             const char *why = NULL;
             cr_expect(s->supports(&bad[b], 0, &why) == ATTN_ERR_INVALID && why,
                       "%s accepted malformed problem %d", s->name, b);

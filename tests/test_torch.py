@@ -1126,5 +1126,17 @@ def test_custom_ops_opcheck():
         and lm.dtype == torch.float32
 
 
+@needs_gpu
+def test_attention_bwd_refuses_a_tensor_on_another_device():
+    """flash_steps::attention_bwd called directly with lse (then O) on the host: a ValueError naming
+    the devices, where the host pointer would otherwise reach the step's kernels."""
+    q, k, v, do = inputs(1, 2, 64, 64, 64, torch.bfloat16, seed=3)
+    o, lse = torch.ops.flash_steps.attention_fwd(q, k, v, False, None, "", "", False)
+    with pytest.raises(ValueError, match="device"):
+        torch.ops.flash_steps.attention_bwd(do, q, k, v, o, lse.cpu(), False, None, "", "", False)
+    with pytest.raises(ValueError, match="device"):
+        torch.ops.flash_steps.attention_bwd(do, q, k, v, o.cpu(), lse, False, None, "", "", False)
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-rs"] + sys.argv[1:]))

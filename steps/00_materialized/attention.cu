@@ -16,10 +16,11 @@
  * GEMMs with fp32 accumulation; S and the softmax are fp32, P and dS are stored in bf16
  * (the operand type of the next product), as PyTorch's math backend does.
  *
- * Limits: B*H*Nq below 2^31 (one softmax block per row); head_dim up to 65535. Grouped-query
- * attention (H_kv < H) is taken: the g = H / H_kv query heads of a K/V head are adjacent in
- * memory, one matrix of g*Nq rows, so every product runs over B*H_kv batches of g*Nq rows and
- * dK, dV sum over the group inside the GEMM, in fp32 (g = 1: the same launches as without it).
+ * Limits: B*H*Nq below 2^31 (one softmax block per row), S at most 2^40 scores; head_dim up to
+ * 65535. Grouped-query attention (H_kv < H) is taken: the g = H / H_kv query heads of a K/V head
+ * are adjacent in memory, one matrix of g*Nq rows, so every product runs over B*H_kv batches of
+ * g*Nq rows and dK, dV sum over the group inside the GEMM, in fp32 (g = 1: the same launches as
+ * without it).
  * Run:  build/attn run --step 00 --shape 4,8,4096,4096,64 --dtype bf16 [--causal] [--backward]
  */
 #include <cublas_v2.h>
@@ -131,9 +132,14 @@ softmax_grad(const float *dP, const float *Di, T *P_dS, int Nk)
 
 /* ------------------------------------------------------------------------ launch wrapper */
 
-/* cuBLAS wants a handle; it is made once, on the first call, and reused. Its scratch space
- * comes out of our workspace (cublasSetWorkspace) so the step allocates nothing per call. */
-static cublasHandle_t handle;
+/* cuBLAS wants a handle, one per device (a handle works on the device current when it was
+ * made) and per host thread (it holds one stream and one workspace: two threads sharing one
+ * could run each other's products on the wrong stream). Each is made on a thread's first call
+ * on a device and kept for the thread's life. Its scratch space comes out of our workspace
+ * (cublasSetWorkspace) so the step allocates nothing per call. */
+static const int kMaxDevices = 64;
+static thread_local cublasHandle_t handles[kMaxDevices];
+static thread_local cublasHandle_t handle;   /* this call's: prepare() picks it */
 static const size_t kCublasWorkspace = 32u << 20;
 
 static bool fits_grid(const attn_problem *p)
@@ -149,6 +155,11 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
         return s;
     if (!fits_grid(p) || p->head_dim > 65535) {
         *why = "B*H*Nq must be below 2^31 and head_dim at most 65535";
+        return ATTN_ERR_UNSUPPORTED;
+    }
+    if ((double)p->batch * p->heads * p->seq_q * p->seq_k > (double)ATTN_MAX_ELEMENTS) {
+        *why = "the scores S, B*H*Nq*Nk, above 2^40 elements (the contract's tensor bound; its "
+               "workspace would be terabytes)";
         return ATTN_ERR_UNSUPPORTED;
     }
     *why = NULL;
@@ -191,8 +202,14 @@ static Layout carve(const attn_problem *p, int backward, void *ws)
 
 static attn_status prepare(cudaStream_t stream, void *cublas_ws)
 {
-    if (!handle && cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS)
+    int dev;
+    if (cudaGetDevice(&dev) != cudaSuccess)
         return ATTN_ERR_CUDA;
+    if (dev >= kMaxDevices)
+        return ATTN_ERR_UNSUPPORTED;
+    if (!handles[dev] && cublasCreate(&handles[dev]) != CUBLAS_STATUS_SUCCESS)
+        return ATTN_ERR_CUDA;
+    handle = handles[dev];
     if (cublasSetStream(handle, stream) != CUBLAS_STATUS_SUCCESS ||
         cublasSetWorkspace(handle, cublas_ws, kCublasWorkspace) != CUBLAS_STATUS_SUCCESS)
         return ATTN_ERR_CUDA;

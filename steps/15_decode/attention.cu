@@ -45,15 +45,16 @@
  * are bound by launch and pipeline fill: a few us.
  *
  * Limits: decode shapes only, forward only: bf16, D = 64 or 128, Nq <= 16, any Nk, any H_kv
- * dividing H, any finite scale, causal top-left (a row i sees keys 0..i: with Nq <= 16 that is
- * at most 16 keys, one tile, no split). Anything else is ATTN_ERR_UNSUPPORTED saying so; the
- * general forward is step 14. g * Nq > 64 rows take several row tiles (blocks) per K/V head,
- * each reading K and V (together, from L2 after the first). Workspace: the partials, (D + 1)
- * floats per row per split, for splits up to what 1024 blocks allow (0 when one split is all a
- * problem can have). Hopper only (griddepcontrol, the programmatic dependent launch; built for
- * sm_90a like steps 07-14, though it uses neither TMA, wgmma nor setmaxnreg). Shared memory:
- * (rows + 3 stages x 2 x Bc) x D x 2 bytes, 98-112 KB per block: two blocks per SM, except
- * 64-row tiles at D = 128 (112 KB), one.
+ * dividing H, any scale the contract takes, causal top-left as the contract says (a row i sees
+ * keys 0..i: with Nq <= 16 that is at most 16 keys, one tile, no split; a decode caller whose
+ * queries come after the cache wants every key, causal = 0). Anything else is
+ * ATTN_ERR_UNSUPPORTED saying so; the general forward is step 14. g * Nq > 64 rows take several
+ * row tiles (blocks) per K/V head, each reading K and V (together, from L2 after the first).
+ * Workspace: the partials, (D + 1) floats per row per split, for splits up to what 1024 blocks
+ * allow (0 when one split is all a problem can have). Hopper only (griddepcontrol, the
+ * programmatic dependent launch; built for sm_90a like steps 07-14, though it uses neither TMA,
+ * wgmma nor setmaxnreg). Shared memory: (rows + 3 stages x 2 x Bc) x D x 2 bytes, 98-112 KB per
+ * block: two blocks per SM where the occupancy API says they fit (it sizes the waves).
  * Build-time knobs, for experiments (bench/experiments/15_decode/run.sh builds variants):
  * -DDECODE_BC=n -DDECODE_STAGES=n (the key tile and ring depth, both head dims), -DDECODE_SPLITS=n
  * (force n splits, within the workspace), -DDECODE_BLOCKS_PER_SM=n (the waves choose_splits
@@ -507,8 +508,14 @@ static int keys_visible(const attn_problem *p)
 }
 
 /* Rows of a work tile (R = g * Nq), row tiles per K/V head, work tiles (K/V heads x row tiles) */
-static int rows_per_group(const attn_problem *p) { return p->heads / attn_heads_kv(p) * p->seq_q; }
-static int row_tiles(const attn_problem *p) { return (rows_per_group(p) + MAX_ROWS - 1) / MAX_ROWS; }
+static long long rows_per_group(const attn_problem *p)
+{
+    return (long long)(p->heads / attn_heads_kv(p)) * p->seq_q;
+}
+static long long row_tiles(const attn_problem *p)
+{
+    return (rows_per_group(p) + MAX_ROWS - 1) / MAX_ROWS;
+}
 static long long work_tiles(const attn_problem *p)
 {
     return (long long)p->batch * attn_heads_kv(p) * row_tiles(p);
@@ -552,6 +559,10 @@ static attn_status supports(const attn_problem *p, int backward, const char **wh
     if (p->seq_q > 16) {
         *why = "decode step: Nq <= 16 only (a few queries against a long K/V cache, packed with "
                "their K/V group's heads into one tile); the general forward is step 14";
+        return ATTN_ERR_UNSUPPORTED;
+    }
+    if (rows_per_group(p) > 2147483647ll - MAX_ROWS) {
+        *why = "decode step: (H / H_kv) * Nq rows per K/V group above 2^31 (an int in the kernel)";
         return ATTN_ERR_UNSUPPORTED;
     }
     if (work_tiles(p) * max_splits(p) > 2147483647ll) {
@@ -652,8 +663,9 @@ static attn_status launch(const attn_problem *p, const void *q, const void *k, c
         a.O = (bf16 *)o, a.lse = lse;
         a.part_o = (float *)ws;
         a.part_lse = splits > 1 ? a.part_o + rows * splits * D : NULL;
-        a.R = rows_per_group(p), a.Nq = p->seq_q, a.Nk = p->seq_k, a.Nk_vis = keys_visible(p);
-        a.n_rt = row_tiles(p), a.splits = splits, a.tiles_per_split = per, a.causal = p->causal;
+        a.R = (int)rows_per_group(p), a.Nq = p->seq_q, a.Nk = p->seq_k;
+        a.Nk_vis = keys_visible(p);
+        a.n_rt = (int)row_tiles(p), a.splits = splits, a.tiles_per_split = per, a.causal = p->causal;
         a.scale_log2 = p->scale * LOG2E;
         kernel<<<(unsigned)(work * splits), THREADS, smem, stream>>>(a);
         if (cudaGetLastError() != cudaSuccess)
@@ -682,7 +694,7 @@ template <int D>
 static attn_status dispatch(const attn_problem *p, const void *q, const void *k, const void *v,
                             void *o, float *lse, void *ws, cudaStream_t stream)
 {
-    const int rows = rows_per_group(p) < MAX_ROWS ? rows_per_group(p) : MAX_ROWS;
+    const long long rows = rows_per_group(p) < MAX_ROWS ? rows_per_group(p) : MAX_ROWS;
     if (rows <= 16)
         return launch<D, 1>(p, q, k, v, o, lse, ws, stream);
     if (rows <= 32)
