@@ -1,7 +1,8 @@
 /* Step 12: three consumer warpgroups at D = 64 (sm_90a).
  *
  * The change against step 11: at D = 64 a block has three consumer warpgroups instead of two, so
- * a work tile is 192 query rows (FlashAttention-3's and -4's D = 64 tile); D = 128 is step 11's.
+ * a work tile is 192 query rows (FlashAttention-3's and -4's D = 64 tile); D = 128 keeps step
+ * 11's two warpgroups and 128-row tiles.
  *   - Why: at D = 64 a key tile is half the tensor work of D = 128 for the same softmax, so the
  *     tensor cores wait for the exp and max chain more often: two warpgroups taking turns cannot
  *     keep them busy. A third warpgroup brings one more softmax in flight per tensor-core turn,
@@ -43,7 +44,7 @@
  *     07-11), they cost 16 R2UR moves and ~60 uniform instructions per key tile: 645 instructions
  *     per iteration at D = 128 against 582 now (FlashAttention-4: 455 for 128 keys, ~570 for 160).
  *   - The intra-warpgroup overlap, made real: the source has issued S_j and P_{j-1} V_{j-1}
- *     before the softmax since step 10, but ptxas moves the exponentials past the wait for P V
+ *     before the softmax since step 07, but ptxas moves the exponentials past the wait for P V
  *     (register-only code crosses wgmma.wait_group), so a warpgroup's softmax hid only behind
  *     the other warpgroup's turn. pin_softmax holds part of it between the two waits: at
  *     D = 128 its maxima, so that most exponentials run after the wait, interleaved with O's

@@ -33,10 +33,11 @@
  * compiled into every tile's exponentials. dQ by rows with that order took 7-12 % more off D = 64
  * where nothing is masked, and the dQ writer, taking the add and the barrier before it off the
  * consumers' path, 1-7 % more at every shape (note 13's ablation).
- * Not causal, D = 128 takes 80 query rows (BwdTiles<128, true>, FlashAttention-3's choice): each
- * tile's waits, barriers and dQ add are spread over 25 % more rows. wgmma's M is 64, so 80 rows
- * can only be its N: dQ is computed transposed, dQ^T = K^T dS^T, from dS stored [query][key].
- * 3-9 % less time than 64 rows, the deterministic backward 5-7 % (note 13).
+ * D = 128 takes 80 query rows (BwdTiles<128, true>, FlashAttention-3's choice), not causal and,
+ * from Nq = 8192, causal: each tile's waits, barriers and dQ add are spread over 25 % more rows.
+ * wgmma's M is 64, so 80 rows can only be its N: dQ is computed transposed, dQ^T = K^T dS^T,
+ * from dS stored [query][key]. Not causal, 3-8 % less time than 64 rows, the deterministic
+ * backward 4-6 % (bench/experiments/13_br80); causal, 2-3 % at N = 16384 (13_causal_wide).
  *
  * Prediction (H200, bf16, N = 4096, D = 128): per (key tile, query tile), 5 products of
  * 2 x 128 x 64 x 128 = 10.5 MFLOP, ~2.6k clocks of tensor time at ~4k FLOP/clock/SM, against
@@ -855,7 +856,8 @@ constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LO
  *                  dQ_swapAB): wgmma's M is 64, so 80 query rows can only be its N
  *   TMA_DKV        dK and dV leave through K's and V's shared-memory tiles by TMA stores, not
  *                  by plain stores (store_dk_dv); TMA_DKV_MASKED: in the kernels with the mask
- *                  too (at D = 64 their loop grew 27 instructions with it: note 13)
+ *                  too (at D = 64 their loop grew 27 instructions with it:
+ *                  bench/experiments/13_dkv64_unmasked)
  * WIDE: D = 128 (bwd_wide), deterministic or not, takes 80-row query tiles, FlashAttention-3's
  * choice there: not causal always, causal from BWD_WIDE_CAUSAL_NQ query rows (a causal key
  * tile's first query tile then starts up to 79 rows before its keys, rows the mask drops, a

@@ -849,7 +849,8 @@ constexpr float LOG2E = 1.4426950408889634f;   /* lse2 = lse LOG2E; c = scale LO
  *                  dQ_swapAB): wgmma's M is 64, so 80 query rows can only be its N
  *   TMA_DKV        dK and dV leave through K's and V's shared-memory tiles by TMA stores, not
  *                  by plain stores (store_dk_dv); TMA_DKV_MASKED: in the kernels with the mask
- *                  too (at D = 64 their loop grew 27 instructions with it: note 13)
+ *                  too (at D = 64 their loop grew 27 instructions with it:
+ *                  bench/experiments/13_dkv64_unmasked)
  * WIDE: D = 128 (bwd_wide), deterministic or not, takes 80-row query tiles, FlashAttention-3's
  * choice there: not causal always, causal from BWD_WIDE_CAUSAL_NQ query rows (a causal key
  * tile's first query tile then starts up to 79 rows before its keys, rows the mask drops, a
