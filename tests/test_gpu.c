@@ -650,8 +650,11 @@ Test(gpu, top_step_two_problems_on_two_streams, .timeout = 600)
 /* Step 15 (decode): the same bits on every call, with its splits merged by the combine kernel in
  * a fixed order, and within the bounds of the fp64 reference, on far inputs; on an H200's 132 SMs
  * the shapes cut the keys into 16 splits (16 work tiles of 64 key tiles), 32 (8 work tiles, 16
- * rows each), one (1024 work tiles: O written directly, no workspace) and 4 (64 work tiles of
- * 16 rows: the bar shape with 4 queries, 2048 keys). */
+ * rows each), one (1024 work tiles: O written directly, no workspace), 4 (64 work tiles of 16
+ * rows: the bar shape with 4 queries, 2048 keys), 24 (multi-query over 8 heads x 10 queries: 80
+ * rows, a full 64-row tile and one of 16; a scale not 1/sqrt(D)) and 261 (one work tile of 2 rows,
+ * 3126 key tiles, the last one key; a negative scale). The last of the four runs is on a stream of
+ * its own, where the combine's programmatic launch follows the split kernel. */
 Test(gpu, step15_decode_is_repeatable_and_right, .timeout = 300)
 {
     need_gpu();
@@ -661,8 +664,12 @@ Test(gpu, step15_decode_is_repeatable_and_right, .timeout = 300)
     const attn_problem shapes[] = {{8, 8, 1, 4096, 128, 0, ATTN_BF16, 0.0884f, 2, 0},
                                    {1, 32, 4, 8192, 64, 0, ATTN_BF16, 0.125f, 8, 0},
                                    {128, 8, 1, 300, 128, 0, ATTN_BF16, 0.0884f, 8, 0},
-                                   {8, 32, 4, 2048, 128, 0, ATTN_BF16, 0.0884f, 8, 0}};
+                                   {8, 32, 4, 2048, 128, 0, ATTN_BF16, 0.0884f, 8, 0},
+                                   {1, 8, 10, 3000, 64, 0, ATTN_BF16, 0.3f, 1, 0},
+                                   {1, 2, 1, 200001, 128, 0, ATTN_BF16, -0.05f, 1, 0}};
     const uint64_t seed = (uint64_t)time(NULL);
+    cudaStream_t other;
+    cr_assert(cuda_ok(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), "stream"));
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const char *why = NULL;
         cr_assert(s->supports(&shapes[i], 0, &why) == ATTN_OK, "%s", why ? why : "");
@@ -678,9 +685,10 @@ Test(gpu, step15_decode_is_repeatable_and_right, .timeout = 300)
         float *o = malloc(d.nq * sizeof(float)), *lse = malloc(d.nl * sizeof(float));
         cr_assert(first && now && o && lse, "out of host memory");
         for (int r = 0; r < 4; r++) {
-            dp_poison(&d, 0);
+            const cudaStream_t stream = r == 3 ? other : 0;
+            dp_poison(&d, stream);
             const char *err;
-            const attn_status st = dp_forward(s, &d, 0);
+            const attn_status st = dp_forward(s, &d, stream);
             const int clean = cuda_clean(&err);
             cr_assert(st == ATTN_OK && clean, "%s, run %d: status %d, %s", what, r, st,
                       clean ? "no CUDA error" : err);
@@ -701,8 +709,8 @@ Test(gpu, step15_decode_is_repeatable_and_right, .timeout = 300)
         cr_expect(attn_err_pass_blocks(&eo, bo, check_block_bound(bo)) && attn_err_pass(&el, bl),
                   "%s, far inputs (seed %llu): O rel-L2 %.2e (worst block %.2e), lse %.2e",
                   what, (unsigned long long)(seed + i), eo.rel_l2, eo.block_rel_l2, el.rel_l2);
-        cr_log_info("%s: 4 runs bitwise identical; O %.2e, lse %.2e against the fp64 reference",
-                    what, eo.rel_l2, el.rel_l2);
+        cr_log_info("%s: 4 runs bitwise identical (the last on another stream); O %.2e, lse %.2e "
+                    "against the fp64 reference", what, eo.rel_l2, el.rel_l2);
         free(first);
         free(now);
         free(o);
@@ -710,6 +718,7 @@ Test(gpu, step15_decode_is_repeatable_and_right, .timeout = 300)
         dp_free(&d);
         case_free(&c);
     }
+    cudaStreamDestroy(other);
 }
 
 /* A deterministic backward (attn_problem.deterministic = 1): every step whose backward takes it
