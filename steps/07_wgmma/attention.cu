@@ -48,8 +48,9 @@
  * their own (09), and make the two compute warpgroups take turns (10).
  *
  * Check when editing: `-Xptxas -v` must print no "(C7514) ... wgmma.mma_async instructions are
- * serialized" line. ptxas reports it as info, not a warning, so -Werror does not catch it; touching
- * O or P between the issue and wgmma.wait_group 0 is enough to trigger it.
+ * serialized" line (nor C7512, the same for want of registers). ptxas reports it as info, not
+ * a warning, so -Werror does not catch it; touching O or P between the issue and
+ * wgmma.wait_group 0 (where a reg_fence keeps the access) is enough to trigger it.
  *
  * Run:  build/attn run --step 07 --shape 4,8,4096,4096,128     (needs an H100 / H200)
  *       make diff A=05 B=07

@@ -32,7 +32,7 @@
  * last tile still needs its mask.
  *
  * Check when editing: `-Xptxas -v` must print no "(C7514) ... wgmma.mma_async instructions are
- * serialized" line and 0 spill bytes; the SASS shows UTMALDG (TMA) and SYNCS (mbarriers).
+ * serialized" line (nor C7512, the same for want of registers) and 0 spill bytes; the SASS shows UTMALDG (TMA) and SYNCS (mbarriers).
  *
  * Run:  build/attn run --step 08 --shape 4,8,4096,4096,128     (needs an H100 / H200)
  *       make diff A=07 B=08

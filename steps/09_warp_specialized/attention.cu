@@ -25,7 +25,7 @@
  * (D = 128) / 81 KB (D = 64).
  *
  * Check when editing: `-Xptxas -v` must print no "(C7514) ... wgmma.mma_async instructions are
- * serialized" line and 0 spill bytes; the SASS shows USETMAXREG.
+ * serialized" line (nor C7512, the same for want of registers) and 0 spill bytes; the SASS shows USETMAXREG.
  *
  * Run:  build/attn run --step 09 --shape 4,8,4096,4096,128     (needs an H100 / H200)
  *       make diff A=08 B=09

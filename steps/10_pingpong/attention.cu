@@ -24,7 +24,7 @@
  * (D = 128) / 81 KB (D = 64).
  *
  * Check when editing: `-Xptxas -v` must print no "(C7514) ... wgmma.mma_async instructions are
- * serialized" line and 0 spill bytes.
+ * serialized" line (nor C7512, the same for want of registers) and 0 spill bytes.
  *
  * Run:  build/attn run --step 10 --shape 4,8,4096,4096,128     (needs an H100 / H200)
  *       make diff A=09 B=10

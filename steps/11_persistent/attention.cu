@@ -21,7 +21,7 @@
  *     where Nk fits it better (the ragged last tile costs a whole one: use_bc_alt).
  *
  * Prediction (H200, bf16, N = 4096): step 10 pays a start-up (Q and K_0 in flight, S_0 with
- * nothing to overlap) and a drain for every work tile, about 2 of 26 tile times: persistence
+ * nothing to overlap) and a drain for every work tile, about 2 of its 32 tile times: persistence
  * +3-5%; head-major a few % (more at N = 16384, where K and V stop fitting L2 head-fastest);
  * stream-K recovers part of the idle last round (up to 3%); wider tiles +1-3%. About +10% at
  * D = 128, which should reach cuDNN.
