@@ -21,7 +21,8 @@
  * largest gain of the series so far at D=64 (tens of %) and 10-20% at D=128. ex2.approx is
  * ~2 ulp, far below the bf16 rounding of P.
  *
- * Everything else (tiles, fragment layout, the -DTILE_* overrides) is step 03's.
+ * Everything else (fragment layout, the -DTILE_* overrides, D = 128's tile) is step 03's; D = 64's
+ * tile is 128x128 with 2 stages (below).
  * Limits: those of step 03, plus scale > 0 (ATTN_ERR_UNSUPPORTED otherwise).
  *
  * Run:  build/attn run --step 04 --shape 4,8,4096,4096,64 --dtype bf16 [--causal]

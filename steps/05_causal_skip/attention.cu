@@ -21,7 +21,8 @@
  * H200 reaches 78% of its non-causal number at 4k and 97% at 16k). Non-causal: unchanged, or a
  * little faster for the unmasked interior tiles (the ragged mask is now behind a branch).
  *
- * Everything else (tiles, fragment layout, the -DTILE_* overrides) is step 03's.
+ * Everything else (fragment layout, the -DTILE_* overrides, D = 128's tile) is step 03's; D = 64's
+ * tile is 128x128 with 2 stages (below).
  * Limits: those of step 04 (bf16, D 64 or 128, scale > 0, B*H <= 65535, forward only).
  *
  * Run:  build/attn run --step 05 --shape 4,8,4096,4096,64 --dtype bf16 --causal

@@ -51,7 +51,7 @@
  * Tiles (FA2's sm80 choices, 8 warps, 1 block per SM): D = 64: Br x Bc = 128 x 128;
  * D = 128: 64 x 128 (128 x 128 would need 128 fp32 registers of S and dP, 64 x 32 each per warp,
  * on top of the 128 of dK and dV). Shared memory: K, V, 2 x Q, 2 x dO, P, dS, 2 x lse, 2 x Di:
- * 162 KB (D = 64), 161 KB (D = 128). Registers: 245-255 per thread, no spills (ptxas -v).
+ * 162 KB (D = 64), 161 KB (D = 128). Registers: 254-255 per thread, no spills (ptxas -v).
  *
  * Prediction, per (key tile, query tile) unit at D = 128, Br = 64: 5 products of 2*64*128*128 =
  * 10.5 MFLOP. Shared-memory traffic: per product, 8 warps x (rows of A + columns of B of the
