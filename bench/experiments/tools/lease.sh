@@ -5,9 +5,10 @@
 # with the carries the plan names for call N (here first: make, make tests, tools/pack.sh).
 # Each part is tarred under OUT as it ends, so a call cut at its limit still returns what it
 # finished (at most 8 files come back).
-#   1  carry .carry, build/fa4s1: unpack; then, on an H200, the steps as committed
-#      (13_causal_wide/verify.sh: the GPU suite, the Python door, memcheck) and the
-#      deterministic price (13_dq_handback/run.sh price)                           (~8 min)
+#   1  carry .carry, build/fa4s1: unpack; then the steps as committed (13_causal_wide/verify.sh:
+#      the GPU suite, the Python door, memcheck) on any card (the contract's bounds, step 00's
+#      handles, step 15's row count and its widened GPU test have run on none yet), and on an
+#      H200 the deterministic price (13_dq_handback/run.sh price)                   (~8 min)
 #   1s carry .carry alone, when the device time left is short: the same without
 #      FlashAttention-4's first half
 #   2  carry build/fa4s2 (after 1, same machine): the bars in lockstep, forward and
@@ -45,10 +46,10 @@ if [ "$n" = a ]; then if grep -q H200 "$o/gpu.txt"; then n=1s; else echo "lease.
 case $n in
     1|1s) if [ "$n" = 1 ]; then bash $E/12_pin_partial/bars.sh /tmp/o unpack >"$o/unpack.txt" 2>&1
           else tar xJf .carry/b.txz; fi
+          part verify bash $E/13_causal_wide/verify.sh "$o/verify"
           if grep -q H200 "$o/gpu.txt"; then
-              part verify bash $E/13_causal_wide/verify.sh "$o/verify"
               part price bash $E/13_dq_handback/run.sh "$o/price" price
-          else echo "lease.sh $n: not an H200; unpacked only (the suite of these steps ran on an H100: 13_dq_handback/land_h100)"; fi ;;
+          else echo "lease.sh $n: not an H200; the deterministic price waits for one"; fi ;;
     2) part bars env PASSES="fwd bwd" bash $E/12_pin_partial/bars.sh "$o/bars" lockstep
        if grep -q H200 "$o/gpu.txt"; then part power bash $E/12_power/run.sh "$o/power"
        else echo "lease.sh 2: 12_power ran on H100s twice (run_h100/); it waits for an H200"; fi ;;
