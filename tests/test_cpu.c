@@ -1136,25 +1136,29 @@ Test(contract, the_grid_has_grouped_query_cases)
 {
     attn_problem grid[256];
     const int n = check_grid(grid, 256);
-    int first = -1, seen_g4 = 0, seen_g8 = 0, seen_mqa = 0, seen_d[2] = {0, 0}, seen_causal = 0,
-        seen_fp32 = 0;
+    int first = -1, last = -1, seen_g4 = 0, seen_g8 = 0, seen_mqa = 0, seen_d[2] = {0, 0},
+        seen_causal = 0, seen_fp32 = 0;
     for (int i = 0; i < n; i++) {
         const attn_problem *p = &grid[i];
         const char *why;
         cr_expect(attn_problem_valid_gqa(p, &why) == ATTN_OK, "case %d: %s", i, why);
         const int hkv = attn_heads_kv(p), g = p->heads / hkv;
-        if (hkv == p->heads) {   /* the decode shapes, last, mix multi-head and grouped */
-            cr_expect(first < 0 || p->seq_q <= 16, "case %d (multi-head, Nq %d) after the "
-                      "grouped-query case %d", i, p->seq_q, first);
+        if (hkv == p->heads)
             continue;
-        }
         if (first < 0)
             first = i;
+        last = i;
         seen_g4 |= g == 4, seen_g8 |= g == 8, seen_mqa |= hkv == 1 && p->heads > 1;
         seen_d[0] |= p->head_dim == 64, seen_d[1] |= p->head_dim == 128;
         seen_causal |= p->causal, seen_fp32 |= p->dtype == ATTN_FP32;
     }
     cr_assert(first > 0, "no grouped-query case in the grid");
+    /* between the first grouped case and the last, only the decode shapes (Nq <= 16), which mix
+     * multi-head and grouped; the shapes appended after them may be multi-head */
+    for (int i = first; i < last; i++)
+        cr_expect(attn_heads_kv(&grid[i]) != grid[i].heads || grid[i].seq_q <= 16,
+                  "case %d (multi-head, Nq %d) among the grouped-query cases %d..%d", i,
+                  grid[i].seq_q, first, last);
     cr_expect(seen_g4 && seen_g8 && seen_mqa, "groups of 4 (%d), 8 (%d), H (%d)", seen_g4, seen_g8,
               seen_mqa);
     cr_expect(seen_d[0] && seen_d[1] && seen_causal && seen_fp32);

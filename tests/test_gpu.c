@@ -413,9 +413,10 @@ Test(gpu, every_step_refuses_a_misaligned_pointer, .timeout = 300)
 
 /* ------------------------------------------------------- the top step: repeats, two streams */
 
-/* The highest-numbered loaded step whose forward fits this GPU and takes bf16 at D = 128: the
- * one the README sells as the library. Not named here, so a new top step is tested the day it
- * lands. */
+/* The highest-numbered loaded step whose forward fits this GPU and takes bf16 at D = 128 with 128
+ * queries: the one the README sells as the library. Not named here, so a new top step is tested
+ * the day it lands. On Hopper today that is 14_gqa (15 takes decode shapes only), whose forward is
+ * steps 12 and 13's with the K/V head indexed per group (g = 1 here). */
 static const attn_step *top_forward_step(void)
 {
     const int cc = gpu_cc();
@@ -493,7 +494,8 @@ static void describe(char *out, size_t n, const attn_step *s, const dev_problem 
  * workspace and whichever ends second merges them: its merge() rounds each product on its own
  * and adds them, which is the same bits whichever piece merges. So the test asserts bitwise
  * identity on every shape, with a workspace or not, and prints what it saw.
- * Stream-K shapes (on an H200's 132 SMs): 1,133,1,3000,128 cuts every work tile (133 tiles),
+ * Stream-K shapes (on an H200's 132 SMs): 1,133,1,3000,128 runs all 133 work tiles by key ranges,
+ * 18 of them cut,
  * 3,47,257,4099,128 the last rounds with a ragged Nk, 4,8,4096,4096,128 is the benchmark's. */
 Test(gpu, top_forward_step_is_repeatable, .timeout = 600)
 {
@@ -586,8 +588,8 @@ Test(gpu, top_step_two_problems_on_two_streams, .timeout = 600)
     need_gpu();
     const attn_step *s = top_forward_step();
     check_set_gpu_reference(step("00"));
-    /* stream-K cutting every tile; stream-K over the last rounds, ragged Nk (a long case: step
-     * 00 is its reference); causal D = 128 */
+    /* stream-K with no whole round (18 tiles cut); stream-K over the last rounds, ragged Nk (a
+     * long case: step 00 is its reference); causal D = 128 */
     const attn_problem probs[3] = {{1, 133, 1, 3000, 128, 0, ATTN_BF16, 0.0884f, 133, 0},
                                    {3, 47, 257, 4099, 128, 0, ATTN_BF16, 0.0884f, 47, 0},
                                    {2, 4, 700, 900, 128, 1, ATTN_BF16, 0.0884f, 4, 0}};
@@ -721,12 +723,35 @@ Test(gpu, step15_decode_is_repeatable_and_right, .timeout = 300)
     cudaStreamDestroy(other);
 }
 
+/* Elements of a downloaded tensor that are NaN or Inf (an element the kernel never wrote keeps
+ * the poison, 0xff bytes: NaN). */
+static size_t count_nonfinite(const unsigned char *x, size_t bytes, attn_dtype t)
+{
+    size_t n = 0;
+    if (t == ATTN_BF16) {
+        for (size_t i = 0; i + 1 < bytes; i += 2) {
+            uint16_t u;
+            memcpy(&u, x + i, 2);
+            n += (u & 0x7f80u) == 0x7f80u;
+        }
+    } else {
+        for (size_t i = 0; i + 3 < bytes; i += 4) {
+            uint32_t u;
+            memcpy(&u, x + i, 4);
+            n += (u & 0x7f800000u) == 0x7f800000u;
+        }
+    }
+    return n;
+}
+
 /* A deterministic backward (attn_problem.deterministic = 1): every step whose backward takes it
  * must give the very same bits of dQ, dK and dV on every call with the same inputs, on one stream
  * or another. Each step with a backward that fits this GPU is asked; a step that refuses must say
  * why (the CPU tests check that), and the steps that take it (step 00 at least, whose cuBLAS
- * products and own kernels sum in a fixed order) run three times on one stream and once on a
- * second, outputs and workspace poisoned before each run, and are compared byte for byte. */
+ * products and own kernels sum in a fixed order; the Hopper backward, step 13 on, must) run three
+ * times on one stream and once on a second, outputs and workspace poisoned before each run, and
+ * are compared byte for byte; every element must be finite (an unwritten one repeats its NaN
+ * poison in every run, the same bits). */
 Test(gpu, deterministic_backward_is_repeatable, .timeout = 300)
 {
     need_gpu();
@@ -747,11 +772,12 @@ Test(gpu, deterministic_backward_is_repeatable, .timeout = 300)
         const char *why;
         if (!s->backward || !attn_gpu_fits(s, cc, &why))
             continue;
+        int took_here = 0;
         for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
             const attn_problem *p = &shapes[c];
             if (s->supports(p, 1, &why) != ATTN_OK)
                 continue;
-            took++;
+            took++, took_here++;
             host_inputs in;
             cr_assert(inputs_make_fast(&in, p, 1234 + c), "out of host memory");
             const size_t e = attn_dtype_bytes(p->dtype), wf = s->workspace_bytes(p, 0),
@@ -792,6 +818,11 @@ Test(gpu, deterministic_backward_is_repeatable, .timeout = 300)
             fmt_shape(p, shape, sizeof shape);
             cr_expect(!differ, "%s, deterministic backward, %s: %s%s%s differ between runs", s->name,
                       shape, differ & 1 ? "dQ " : "", differ & 2 ? "dK " : "", differ & 4 ? "dV" : "");
+            size_t nonfinite = 0;
+            for (int t = 0; t < 3; t++)
+                nonfinite += count_nonfinite(first[t], bytes[t], p->dtype);
+            cr_expect(nonfinite == 0, "%s, deterministic backward, %s: %zu elements of dQ, dK, dV "
+                      "NaN or Inf (unwritten, or wrong)", s->name, shape, nonfinite);
             cr_log_info("%s deterministic backward %s: dQ, dK, dV the same bits over 4 runs, 2 streams%s",
                         s->name, shape, differ ? ": NO" : "");
             for (int t = 0; t < 3; t++)
@@ -802,6 +833,8 @@ Test(gpu, deterministic_backward_is_repeatable, .timeout = 300)
                     cudaFree(b[x]);
             inputs_free(&in);
         }
+        cr_expect(atoi(s->name) < 13 || took_here > 0, "%s took none of the deterministic "
+                  "backward problems (the Hopper backward, step 13 on, must)", s->name);
     }
     cudaStreamDestroy(other);
     cr_expect(took > 0, "no step took a deterministic backward on this GPU (step 00 should)");
