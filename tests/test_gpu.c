@@ -710,6 +710,21 @@ Test(gpu, step15_decode_is_repeatable_and_right, .timeout = 300)
             if (r)
                 cr_expect(memcmp(first, now, ob + lb) == 0, "%s: run %d differs from the first "
                           "(seed %llu)", what, r, (unsigned long long)(seed + i));
+            if (r == 0 && d.ws) {
+                /* the splits, counted: each writes (D + 1) floats per row into the poisoned
+                 * workspace, packed from its start, and the rest stays NaN; a shape with a
+                 * workspace must really split, or the combine never runs */
+                const size_t nw = d.ws_bytes / 4, unit = d.nl * (size_t)(d.p.head_dim + 1);
+                float *w = malloc(d.ws_bytes);
+                cr_assert(w && cuda_ok(cudaMemcpy(w, d.ws, d.ws_bytes, cudaMemcpyDeviceToHost), "ws"));
+                size_t written = 0;
+                for (size_t x = 0; x < nw; x++)
+                    written += !isnan(w[x]);
+                free(w);
+                cr_expect(written % unit == 0 && written / unit >= 2, "%s: %zu workspace floats "
+                          "written, not 2 or more splits of %zu", what, written, unit);
+                cr_log_info("%s: %zu splits", what, written / unit);
+            }
         }
         cr_assert(dev_download(o, d.o, d.nq, ATTN_BF16) && dev_download(lse, d.lse, d.nl, ATTN_FP32));
         const attn_err eo = attn_compare_blocks(c.o, o, (size_t)d.p.batch * d.p.heads, d.p.seq_q,
