@@ -97,6 +97,10 @@ only by steps 00, 14 and 15 (the others refuse it), no double backward (flash_st
 no autograd formula), no gradient through lse (it is marked non-differentiable).
 
 `python3 python/flash_steps.py` lists the built steps and what each needs (no torch needed).
+
+FLASH_STEPS_POISON=1 in the environment (the tests set it) fills every output and workspace with
+NaN before a step runs, as `attn check` does, so an element a step never writes shows as NaN
+instead of whatever the caching allocator's block held before.
 """
 import ctypes
 import math
@@ -504,10 +508,22 @@ def _refused(s, p, backward):
                       " (backward)" if backward else "", p, why))
 
 
+def _poison():
+    return os.environ.get("FLASH_STEPS_POISON") == "1"
+
+
+def _out(like, shape=None, dtype=None):
+    """An output buffer: empty, or NaN under FLASH_STEPS_POISON=1."""
+    t = torch.empty(like.shape if shape is None else shape, dtype=dtype or like.dtype,
+                    device=like.device)
+    return t.fill_(float("nan")) if _poison() else t
+
+
 def _workspace(s, p, backward, device):
     n = s.workspace_bytes(p, backward)
     try:   # never a NULL pointer, even for 0 bytes; undefined contents, as the contract says
-        return torch.empty(max(n, 1), dtype=torch.uint8, device=device)
+        w = torch.empty(max(n, 1), dtype=torch.uint8, device=device)
+        return w.fill_(0xff) if _poison() else w
     except torch.cuda.OutOfMemoryError as e:
         raise torch.cuda.OutOfMemoryError("step %s needs %.1f GiB of workspace for %r: %s"
                                           % (s.name, n / 2**30, p, e)) from None
@@ -537,8 +553,8 @@ def _forward(s, p, q4, k4, v4):
                       RuntimeWarning, stacklevel=4)
     dev = q4.device
     ws = _workspace(s, p, False, dev)
-    o = torch.empty_like(q4)
-    lse = torch.empty((p.batch, p.heads, p.seq_q), dtype=torch.float32, device=dev)
+    o = _out(q4)
+    lse = _out(q4, (p.batch, p.heads, p.seq_q), torch.float32)
     stream = torch.cuda.current_stream(dev).cuda_stream
     st = s._forward(ctypes.byref(p), q4.data_ptr(), k4.data_ptr(), v4.data_ptr(), o.data_ptr(),
                     lse.data_ptr(), ws.data_ptr(), stream)
@@ -604,7 +620,7 @@ def _backward(s, p, q4, k4, v4, o4, lse, do4, backward_step=None):
         raise ValueError("step %s has no backward" % b.name)
     dev = q4.device
     ws = _workspace(b, p, True, dev)
-    dq, dk, dv = torch.empty_like(q4), torch.empty_like(k4), torch.empty_like(v4)
+    dq, dk, dv = _out(q4), _out(k4), _out(v4)
     stream = torch.cuda.current_stream(dev).cuda_stream
     st = b._backward(ctypes.byref(p), q4.data_ptr(), k4.data_ptr(), v4.data_ptr(), o4.data_ptr(),
                      lse.data_ptr(), do4.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(),

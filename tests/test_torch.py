@@ -60,6 +60,7 @@ except ImportError as e:
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
+os.environ["FLASH_STEPS_POISON"] = "1"   # outputs and workspaces NaN before each step runs
 import flash_steps as fs  # noqa: E402
 
 import torch.nn.functional as F  # noqa: E402
