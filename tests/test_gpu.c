@@ -865,8 +865,8 @@ Test(gpu, deterministic_backward_is_repeatable, .timeout = 300)
     cr_expect(took > 0, "no step took a deterministic backward on this GPU (step 00 should)");
 }
 
-/* Each problem's causal backward against the reference (step 00 in fp32: long cases), outputs
- * poisoned first. */
+/* Each problem's backward (causal, or deterministic) against the reference (step 00 in fp32: long
+ * cases), outputs poisoned first. */
 static void causal_backwards(const attn_step *s, const attn_problem *probs, size_t n)
 {
     const char *why = NULL;
@@ -884,11 +884,14 @@ static void causal_backwards(const attn_step *s, const attn_problem *probs, size
         cr_assert(case_run(&c, s, 1, 0, &r), "%s: the harness failed", what);
         if (r.v != V_PASS)
             check_print_failure(stderr, &c, &r, s->name, 1);
-        cr_expect(r.v == V_PASS, "%s backward, causal %s (seed %llu): %s%s%s", s->name, what,
+        const char *kind = probs[i].causal ? (probs[i].deterministic ? "causal deterministic"
+                                                                      : "causal")
+                                           : (probs[i].deterministic ? "deterministic" : "");
+        cr_expect(r.v == V_PASS, "%s backward, %s %s (seed %llu): %s%s%s", s->name, kind, what,
                   (unsigned long long)(seed + i), verdict_name(r.v), r.why ? ": " : "",
                   r.why ? r.why : "");
-        cr_log_info("%s backward, causal %s: dQ %.2e, dK %.2e, dV %.2e against step 00", s->name,
-                    what, r.t[0].err.rel_l2, r.t[1].err.rel_l2, r.t[2].err.rel_l2);
+        cr_log_info("%s backward, %s %s: dQ %.2e, dK %.2e, dV %.2e against the reference",
+                    s->name, kind, what, r.t[0].err.rel_l2, r.t[1].err.rel_l2, r.t[2].err.rel_l2);
         case_free(&c);
     }
 }
@@ -906,6 +909,24 @@ Test(gpu, step13_causal_sections_of_heads, .timeout = 300)
                                   {1, 20, 8200, 8100, 128, 1, ATTN_BF16, 0.0884f, 20, 0},
                                   {1, 40, 4000, 4100, 64, 1, ATTN_BF16, 0.125f, 40, 0}};
     causal_backwards(step("13"), probs, sizeof probs / sizeof probs[0]);
+}
+
+/* The deterministic backward's values (its repeat test checks bits): not causal, shapes whose key
+ * tiles walk in several shifted groups (16 key tiles over 3 query tiles of 80 rows at D = 128:
+ * groups of 3, six of them; over 5 of 64 rows at D = 64: four), causal at D = 128, and for step
+ * 14 grouped-query problems (4 and 8 query heads a K/V head), which no other test runs
+ * deterministic; every gradient against the fp64 reference, outputs poisoned first. */
+Test(gpu, deterministic_backward_is_right, .timeout = 300)
+{
+    need_gpu();
+    const attn_problem mha[] = {{1, 2, 200, 2000, 128, 0, ATTN_BF16, 0.0884f, 2, 1},
+                                {1, 2, 300, 2000, 64, 0, ATTN_BF16, 0.125f, 2, 1},
+                                {1, 2, 700, 1500, 128, 1, ATTN_BF16, 0.0884f, 2, 1}};
+    const attn_problem gqa[] = {{1, 8, 200, 2000, 128, 0, ATTN_BF16, 0.0884f, 2, 1},
+                                {1, 8, 300, 1000, 64, 0, ATTN_BF16, 0.125f, 1, 1}};
+    causal_backwards(step("13"), mha, sizeof mha / sizeof mha[0]);
+    causal_backwards(step("14"), mha, sizeof mha / sizeof mha[0]);
+    causal_backwards(step("14"), gqa, sizeof gqa / sizeof gqa[0]);
 }
 
 /* Step 14's sections count K/V heads, each block walking its group of query heads: the same
