@@ -1286,6 +1286,41 @@ Test(contract, step11_workspace_covers_any_grid)
     cr_expect(s->workspace_bytes(&p, 1) == 0, "no backward, no workspace");
 }
 
+/* Steps 12-14's forward workspace, the same rule with their consumer warpgroups: stream-K (not
+ * causal, both head dims) needs two partials of (D/8 + 1) float4 per consumer thread (three
+ * warpgroups at D = 64, two at D = 128) for every block of any grid it runs on (up to 144), or
+ * every work tile when there are fewer; causal, DYN's counter of work tiles. */
+Test(contract, steps12_to_14_forward_workspace_covers_any_grid)
+{
+    loaded_step steps[MAX_STEPS];
+    char err[512];
+    int n = steps_load(steps, MAX_STEPS, err, sizeof err);
+    cr_assert(n > 0, "%s", err);
+    int found = 0;
+    for (const char *const *nn = (const char *const[]){"12", "13", "14", NULL}; *nn; nn++) {
+        const attn_step *s = steps_find(steps, n, *nn);
+        if (!s)
+            continue;
+        found++;
+        for (int d = 64; d <= 128; d += 64) {
+            const size_t per_block = 2 * (size_t)(d == 64 ? 3 : 2) * 128 * (d / 8 + 1) * 16;
+            attn_problem p = problem(4, 8, 4096, 4096, d, 0);   /* 1024 or 704 work tiles */
+            p.dtype = ATTN_BF16;
+            cr_expect(s->workspace_bytes(&p, 0) >= 144 * per_block, "%s, D = %d: %zu bytes",
+                      s->name, d, s->workspace_bytes(&p, 0));
+            p = problem(1, 3, 300, 5000, d, 0);   /* 9 (128-row) or 6 (192-row) work tiles */
+            p.dtype = ATTN_BF16;
+            cr_expect(s->workspace_bytes(&p, 0) >= (d == 64 ? 6 : 9) * per_block,
+                      "%s, D = %d, few tiles: %zu bytes", s->name, d, s->workspace_bytes(&p, 0));
+            p.causal = 1;
+            cr_expect(s->workspace_bytes(&p, 0) >= sizeof(unsigned), "%s causal: no counter",
+                      s->name);
+        }
+    }
+    if (!found)
+        cr_skip_test("steps 12-14 are not built");
+}
+
 /* The GPU requirement: a step bounded to cc 9.0 fits 9.0 only, and says why elsewhere. */
 Test(contract, gpu_requirement)
 {
