@@ -7,6 +7,7 @@
 #include <string.h>
 #include "harness.h"
 #include "run_attn.h"
+#include "skips.h"
 
 static char out[16384];
 
@@ -447,3 +448,5 @@ Test(cli_list, head_dims_as_exact_runs)
     fmt_int_set(set, 1024, s, sizeof s);
     cr_expect_str_eq(s, "8,16-32,1023,1024");
 }
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats) { report_skips(stats, "CLI"); }

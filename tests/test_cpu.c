@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "harness.h"
+#include "skips.h"
 
 static attn_problem problem(int b, int h, int nq, int nk, int d, int causal)
 {
@@ -1370,3 +1371,5 @@ Test(contract, a_step_that_fails_to_load_does_not_take_the_others_down)
 }
 
 /* The command line's tests are in tests/test_cli.c. */
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats) { report_skips(stats, "CPU"); }

@@ -9,7 +9,7 @@
 #   python/flash_steps.py's listing (needs no torch), and tests/test_torch.py where torch and pytest
 #     import
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 logs=build/test-logs
 rm -rf "$logs"; mkdir -p "$logs"
 passed=0 failed=0 skipped=0 failures=""
@@ -27,7 +27,7 @@ for t in "${bins[@]}"; do
     syn=$(grep -o 'Tested: [0-9]* | Passing: [0-9]* | Failing: [0-9]* | Crashing: [0-9]*' "$log" | tail -1)
     read -r p f c <<<"$(sed 's/Tested: [0-9]* | Passing: \([0-9]*\) | Failing: \([0-9]*\) | Crashing: \([0-9]*\)/\1 \2 \3/' <<<"$syn")"
     passed=$((passed + ${p:-0}))
-    s=$(sed -n 's/^\[SKIP\] \([0-9]*\) of [0-9]* GPU tests skipped.*/\1/p' "$log" | tail -1)
+    s=$(sed -n 's/^\[SKIP\] \([0-9]*\) of [0-9]* [A-Z]* tests skipped.*/\1/p' "$log" | tail -1)
     skipped=$((skipped + ${s:-0}))
     if [ $rc -ne 0 ] || [ $((${f:-0} + ${c:-0})) -gt 0 ] || [ -z "$syn" ]; then
         n=$((${f:-0} + ${c:-0})); fail $((n > 0 ? n : 1)) "$t"
