@@ -501,6 +501,7 @@ Test(gpu, top_forward_step_is_repeatable, .timeout = 600)
 {
     need_gpu();
     const attn_step *s = top_forward_step();
+    /* the first three stream-K on 114 to 144 SMs (Hopper), not causal at D = 128 */
     const attn_problem shapes[] = {{1, 133, 1, 3000, 128, 0, ATTN_BF16, 0.0884f, 133, 0},
                                    {3, 47, 257, 4099, 128, 0, ATTN_BF16, 0.0884f, 47, 0},
                                    {4, 8, 4096, 4096, 128, 0, ATTN_BF16, 0.0884f, 8, 0},
@@ -539,6 +540,18 @@ Test(gpu, top_forward_step_is_repeatable, .timeout = 600)
             unsigned char *out = r ? now : first;
             cr_assert(cuda_ok(cudaMemcpy(out, d.o, ob, cudaMemcpyDeviceToHost), "o") &&
                       cuda_ok(cudaMemcpy(out + ob, d.lse, lb, cudaMemcpyDeviceToHost), "lse"));
+            if (r == 0 && i < 3 && d.ws) {
+                /* the three stream-K shapes: a step that asked for a workspace must have used
+                 * it (zeroed counters, partials), or stream-K went untested while O stayed right */
+                uint32_t *w = malloc(d.ws_bytes);
+                cr_assert(w && cuda_ok(cudaMemcpy(w, d.ws, d.ws_bytes, cudaMemcpyDeviceToHost), "ws"));
+                size_t touched = 0;
+                for (size_t x = 0; x < d.ws_bytes / 4; x++)
+                    touched += w[x] != 0xffffffffu;
+                free(w);
+                cr_expect(touched > 0, "%s: the workspace was never written: stream-K did not run",
+                          what);
+            }
             if (r == 0)
                 continue;
             /* count the elements that differ: bf16 (2 bytes) or fp32 O, fp32 lse */
