@@ -832,7 +832,7 @@ void check_print_failure(FILE *f, const check_case *c, const check_result *r, co
 
 /* ----------------------------------------------------------------------- the whole grid */
 
-#define MAX_GRID 256
+#define MAX_GRID CHECK_GRID_MAX
 
 typedef struct {
     int count[5];

@@ -239,7 +239,10 @@ void fmt_int_set(const unsigned char *set, int n, char *out, size_t outn);
 typedef enum { V_PASS = 0, V_FAIL, V_XFAIL, V_XPASS, V_SKIP } verdict;
 const char *verdict_name(verdict v);
 
-/* The shape grid x dtype x causal, in a fixed order (check.c lists the shapes and why). */
+/* The shape grid x dtype x causal, in a fixed order (check.c lists the shapes and why): at most
+ * max cases, the first max where it has more. attn check holds CHECK_GRID_MAX (a CPU test says
+ * the grid fits). */
+#define CHECK_GRID_MAX 256
 int check_grid(attn_problem *out, int max);
 /* Long grid cases (too slow for the fp64 CPU reference) use this step, run in fp32 on the GPU,
  * as their reference: step 00, itself checked against the CPU. Without it they are SKIP. */

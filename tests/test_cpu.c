@@ -1135,8 +1135,8 @@ Test(contract, grouped_query_attention_per_step)
  * and fp32 for step 00. */
 Test(contract, the_grid_has_grouped_query_cases)
 {
-    attn_problem grid[256];
-    const int n = check_grid(grid, 256);
+    attn_problem grid[CHECK_GRID_MAX];
+    const int n = check_grid(grid, CHECK_GRID_MAX);
     int first = -1, last = -1, seen_g4 = 0, seen_g8 = 0, seen_mqa = 0, seen_d[2] = {0, 0},
         seen_causal = 0, seen_fp32 = 0;
     for (int i = 0; i < n; i++) {
@@ -1154,6 +1154,10 @@ Test(contract, the_grid_has_grouped_query_cases)
         seen_causal |= p->causal, seen_fp32 |= p->dtype == ATTN_FP32;
     }
     cr_assert(first > 0, "no grouped-query case in the grid");
+    static attn_problem all[4 * CHECK_GRID_MAX];
+    const int whole = check_grid(all, 4 * CHECK_GRID_MAX);
+    cr_expect(whole <= CHECK_GRID_MAX, "the grid has %d cases, attn check holds %d: the last "
+              "would be dropped (CHECK_GRID_MAX)", whole, CHECK_GRID_MAX);
     /* between the first grouped case and the last, only the decode shapes (Nq <= 16), which mix
      * multi-head and grouped; the shapes appended after them may be multi-head */
     for (int i = first; i < last; i++)
