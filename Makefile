@@ -31,12 +31,14 @@ help:
 	@echo "make bench      the sweeps + SDPA peers + charts on this GPU; without one, redraw charts"
 	@echo "make bench QUICK=1   the sweeps' quick lines + peers + charts into out/quick/<gpu>/"
 	@echo "make plots      redraw plots/\$$(GPU)/*.png from bench/results/\$$(GPU) (GPU=h200 by default)"
-	@echo "make readme     rewrite the README's ladder table and the numbers the text quotes (tools/gen_numbers.py) from bench/results/\$$(GPU)"
+	@echo "make readme     rewrite the README's ladder table from bench/results/\$$(GPU), and with GPU=h200 the numbers"
+	@echo "                the README and notes quote (tools/gen_numbers.py)"
 	@echo "make diff A=01 B=02        the lesson between two steps (indentation changes ignored)"
 	@echo "make sass STEP=02 | sanitize STEP=02 | profile STEP=02"
 	@echo "                a step by number (8, 08) or by the start of its name (02_ragged_mask)"
 	@echo "make step-flags STEP=08    the step's folder and the nvcc flags make builds it with"
 	@echo "make tiles      build step 03 once per tile configuration (bench/tiles.sh runs them)"
+	@echo "make tests      build the test binaries only; make clean: remove build/; make deps: install packages"
 	@echo "ARCH='-gencode ...' overrides the targets (default sm_80, sm_90 + PTX); a step's own"
 	@echo "                steps/NN_name/step.mk (NN_name_ARCH, NN_name_LIBS) wins over ARCH"
 
@@ -120,10 +122,13 @@ bench: all
 plots:
 	plots/draw.sh bench/results/$(GPU) plots/$(GPU)
 
-# The README's ladder table from bench/results/$(GPU) (default h200, the GPU the README shows).
+# The README's ladder table from bench/results/$(GPU) (default h200, the GPU the README shows);
+# the numbers the text quotes (README and notes, tools/gen_numbers.py) only from h200's results,
+# which the prose around them names (tests/generated_numbers.sh checks them against h200).
 readme:
 	plots/readme_table.sh bench/results/$(GPU) README.md
-	@if command -v python3 >/dev/null; then python3 tools/gen_numbers.py --write \
+	@if [ "$(GPU)" != h200 ]; then echo "make readme: the table from bench/results/$(GPU); the numbers in the text stay the H200's (the prose names it)"; \
+	elif command -v python3 >/dev/null; then python3 tools/gen_numbers.py --write \
 	  --results bench/results/$(GPU) README.md notes/*.md; \
 	else echo "make readme: no python3, the numbers in the text (tools/gen_numbers.py) are left as they are"; fi
 

@@ -26,7 +26,7 @@ set output out.'/hopper.png'
 set multiplot title "The Hopper steps beside the best peers: forward TFLOP/s over SDPA cuDNN's at the same shape\nbf16, batch 4, 8 heads\n".caption font ",15"
 @set_n_axis
 set xrange [420:40000]
-set yrange [0.35:1.35]
+set yrange [0.35:1.45]
 set ytics 0.1 format "%.1f"
 set ylabel "TFLOP/s ÷ cuDNN's (linear)"
 set key off
