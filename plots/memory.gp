@@ -47,7 +47,7 @@ n_oom = int(system(rows(ours, where.' status=oom', 'step')[2:].' | wc -l'))
 
 eval png(1400, 800)
 set output out.'/memory.png'
-set title "Extra device memory of one forward pass: workspace + fp32 lse (Q, K, V, O not counted)\nbf16, D = 128, non-causal, batch 4, 8 heads\n".caption font ",15"
+set title "Extra device memory of one forward pass: workspace + fp32 lse (Q, K, V, O not counted)\nbf16, D = 128, non-causal, batch 4, 8 heads\n".caption font ",15" offset screen 0.115, 0
 @set_n_axis
 set xrange [nmin / 1.25 : nmax * 1.25]
 set xlabel "sequence length N (tokens; N_q = N_k)"
