@@ -501,7 +501,7 @@ Test(gpu, top_forward_step_is_repeatable, .timeout = 600)
 {
     need_gpu();
     const attn_step *s = top_forward_step();
-    /* the first three stream-K on 114 to 144 SMs (Hopper), not causal at D = 128 */
+    /* the first three stream-K on 114 to 132 SMs (Hopper's), not causal at D = 128 */
     const attn_problem shapes[] = {{1, 133, 1, 3000, 128, 0, ATTN_BF16, 0.0884f, 133, 0},
                                    {3, 47, 257, 4099, 128, 0, ATTN_BF16, 0.0884f, 47, 0},
                                    {4, 8, 4096, 4096, 128, 0, ATTN_BF16, 0.0884f, 8, 0},
