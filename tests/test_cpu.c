@@ -409,8 +409,9 @@ Test(reference, backward_with_bf16_operands)
 /* The one-hot case of bench/experiments/12_backward/checks.md: one query, large scores, each
  * head's softmax one-hot, so O rounds to the top key's v and its dS = P (dP - D) is 0 in the
  * reference but a few ulps of dP - D in any kernel whose D comes from another sum. Steps 06 and
- * 13 (the Hopper backward, step 12 in that folder) measured dK 3.0e-2 there, over the fixed 2e-2 and the old floor (twice the bf16-operand
- * model's error, whose D and dP are the same fp32 sum); a CPU kernel of that kind is further off.
+ * 13 (the Hopper backward, step 12 in that folder) measured dK 3.0e-2 there, over the fixed 2e-2
+ * and the old floor (twice the bf16-operand model's error, whose D and dP are the same fp32 sum);
+ * a CPU kernel of that kind is further off.
  * The floor now covers it, and on well-conditioned inputs the spread adds nothing. */
 Test(reference, the_gradient_floor_covers_d_from_a_separate_sum)
 {
